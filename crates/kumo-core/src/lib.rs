@@ -1,0 +1,28 @@
+//! kumo's vocabulary: the types every stage speaks, and nothing that does I/O.
+//!
+//! A [`Request`] travels from the frontier to the downloader, which turns it into a [`Response`];
+//! parsers turn responses into more requests and [`Item`]s. De-duplication works on
+//! [`Fingerprint`]s of the [canonical](canonical) form of a request, never on raw strings.
+//! Module identity and counters ([`module`]) follow the gopcp webcrawler seeds.
+
+pub mod canonical;
+pub mod charset;
+pub mod fingerprint;
+pub mod item;
+pub mod module;
+pub mod outcome;
+pub mod request;
+pub mod response;
+
+pub use canonical::{CanonicalOptions, canonicalize};
+pub use fingerprint::{DedupMode, Fingerprint};
+pub use item::Item;
+pub use module::{ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
+pub use outcome::{ErrorKind, SkipReason, Stage};
+pub use request::{Priority, Request, UserData};
+pub use response::Response;
+
+/// Re-exported so users of kumo name the same `Url`, `Method` and header types as kumo does.
+pub use bytes::Bytes;
+pub use http::{HeaderMap, Method, StatusCode};
+pub use url::Url;

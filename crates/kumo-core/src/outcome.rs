@@ -1,0 +1,121 @@
+//! Typed outcomes that are not pages: skips (expected, counted) and errors (by stage and kind).
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Why a request was not fetched. A skip is a normal outcome, not an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Not http or https (`mailto:`, `javascript:`, `ftp:`…).
+    Scheme,
+    /// The host is outside the allowed registrable domains.
+    Domain,
+    /// Deeper than the maximum depth.
+    Depth,
+    /// Matched a deny pattern, or no allow pattern.
+    Pattern,
+    /// Already seen (de-duplicated).
+    Seen,
+    /// More redirects in a row than allowed.
+    TooManyRedirects,
+    /// The crawl reached its page limit before this request was fetched.
+    PageLimit,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Scheme => "scheme",
+            SkipReason::Domain => "domain",
+            SkipReason::Depth => "depth",
+            SkipReason::Pattern => "pattern",
+            SkipReason::Seen => "seen",
+            SkipReason::TooManyRedirects => "too-many-redirects",
+            SkipReason::PageLimit => "page-limit",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The stage an error came from (the seeds wrap errors by module type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    Scheduler,
+    Downloader,
+    Parser,
+    Pipeline,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Scheduler => "scheduler",
+            Stage::Downloader => "downloader",
+            Stage::Parser => "parser",
+            Stage::Pipeline => "pipeline",
+        })
+    }
+}
+
+/// What kind of failure, for counting and for deciding whether to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// DNS, refused or unreachable.
+    Connect,
+    Timeout,
+    /// TLS handshake or certificate problem.
+    Tls,
+    /// The connection broke while the body was read.
+    Body,
+    /// The body (after decompression) exceeded the size cap.
+    TooLarge,
+    /// The body's content-encoding could not be decoded.
+    Decode,
+    /// A redirect without a usable `Location`.
+    BadRedirect,
+    /// A URL that could not be parsed.
+    InvalidUrl,
+    /// The output could not be written.
+    Io,
+    /// The storage backend failed.
+    Storage,
+    Other,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Body => "body",
+            ErrorKind::TooLarge => "too-large",
+            ErrorKind::Decode => "decode",
+            ErrorKind::BadRedirect => "bad-redirect",
+            ErrorKind::InvalidUrl => "invalid-url",
+            ErrorKind::Io => "io",
+            ErrorKind::Storage => "storage",
+            ErrorKind::Other => "other",
+        }
+    }
+
+    /// Whether trying again later may succeed.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Body)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

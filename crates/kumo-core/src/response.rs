@@ -1,0 +1,64 @@
+//! What came back: status, headers, the URL that answered, and the body as shared bytes.
+
+use std::borrow::Cow;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use encoding_rs::Encoding;
+use http::{HeaderMap, StatusCode, header};
+use url::Url;
+
+use crate::Request;
+
+/// A fetched response. `body` is [`Bytes`], so any number of parsers can hold it without a
+/// copy (the seeds' "multiple reader").
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub request: Request,
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// The URL that answered.
+    pub url: Url,
+    /// The decoded (decompressed) body, at most the configured size cap.
+    pub body: Bytes,
+    /// The body's character encoding as detected by [`crate::charset::detect`].
+    pub encoding: &'static Encoding,
+    pub fetched_at: SystemTime,
+    pub elapsed: Duration,
+}
+
+impl Response {
+    /// The body decoded to text with the detected encoding (borrowed when it is valid UTF-8).
+    pub fn text(&self) -> Cow<'_, str> {
+        self.encoding.decode_with_bom_removal(&self.body).0
+    }
+
+    /// The `Content-Type` header's value, if any and readable.
+    pub fn content_type(&self) -> Option<&str> {
+        self.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok())
+    }
+
+    /// Whether the body should be parsed as HTML: a `text/html` or XHTML content type, or no
+    /// content type at all with a body that starts like markup.
+    pub fn is_html(&self) -> bool {
+        match self.content_type() {
+            Some(ct) => {
+                let ct = ct.trim_start().to_ascii_lowercase();
+                ct.starts_with("text/html") || ct.starts_with("application/xhtml+xml")
+            }
+            None => {
+                let head = &self.body[..self.body.len().min(256)];
+                head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<')
+            }
+        }
+    }
+
+    /// The absolute target of a redirect response, resolved against the URL that answered.
+    pub fn redirect_location(&self) -> Option<Result<Url, url::ParseError>> {
+        if !self.status.is_redirection() {
+            return None;
+        }
+        let loc = self.headers.get(header::LOCATION)?.to_str().ok()?;
+        Some(self.url.join(loc.trim()))
+    }
+}

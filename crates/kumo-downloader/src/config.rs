@@ -1,0 +1,36 @@
+//! Downloader settings.
+
+use std::time::Duration;
+
+/// The default User-Agent: says what is crawling and where to read about it.
+pub const DEFAULT_USER_AGENT: &str =
+    concat!("kumo/", env!("CARGO_PKG_VERSION"), " (+https://github.com/kumo-crawler/kumo)");
+
+/// Settings of one downloader instance.
+#[derive(Debug, Clone)]
+pub struct DownloaderConfig {
+    pub user_agent: String,
+    /// Time allowed to establish a connection (TCP + TLS).
+    pub connect_timeout: Duration,
+    /// Time allowed for the whole exchange, body included.
+    pub timeout: Duration,
+    /// Most body bytes kept, counted after decompression.
+    pub max_body_bytes: usize,
+    /// Idle keep-alive connections kept per host.
+    pub pool_idle_per_host: usize,
+    /// Ask for gzip, deflate, brotli and zstd, and decode them.
+    pub decompress: bool,
+}
+
+impl Default for DownloaderConfig {
+    fn default() -> Self {
+        DownloaderConfig {
+            user_agent: DEFAULT_USER_AGENT.to_string(),
+            connect_timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(30),
+            max_body_bytes: 10 * 1024 * 1024,
+            pool_idle_per_host: 64,
+            decompress: true,
+        }
+    }
+}

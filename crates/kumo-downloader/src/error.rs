@@ -1,0 +1,86 @@
+//! Downloader errors: typed by kind, and a failed fetch hands its request back.
+
+use std::fmt;
+
+use kumo_core::{ErrorKind, Request};
+
+/// The HTTP client could not be built (bad User-Agent, TLS set-up).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct BuildError(pub String);
+
+/// A fetch that produced no response. The request comes back so it can be retried or
+/// recorded: a failed fetch never loses its request.
+#[derive(Debug)]
+pub struct FetchError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub request: Box<Request>,
+}
+
+impl FetchError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, request: Request) -> Self {
+        FetchError { kind, message: message.into(), request: Box::new(request) }
+    }
+
+    pub fn is_timeout(&self) -> bool {
+        self.kind == ErrorKind::Timeout
+    }
+
+    pub fn is_connect(&self) -> bool {
+        self.kind == ErrorKind::Connect
+    }
+
+    pub fn is_too_large(&self) -> bool {
+        self.kind == ErrorKind::TooLarge
+    }
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} fetching {}: {}", self.kind, self.request.url, self.message)
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+/// Classifies a reqwest error. TLS failures surface as connect errors in reqwest, so the
+/// source chain is searched for rustls' own error.
+pub(crate) fn classify(e: &reqwest::Error) -> ErrorKind {
+    if e.is_timeout() {
+        return ErrorKind::Timeout;
+    }
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.is::<rustls::Error>() {
+            return ErrorKind::Tls;
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::TimedOut
+        {
+            return ErrorKind::Timeout;
+        }
+        src = s.source();
+    }
+    if e.is_connect() {
+        ErrorKind::Connect
+    } else if e.is_decode() {
+        ErrorKind::Decode
+    } else if e.is_body() || e.is_request() {
+        ErrorKind::Body
+    } else {
+        ErrorKind::Other
+    }
+}
+
+/// The error's message with its causes, which reqwest keeps in the source chain.
+pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        src = s.source();
+    }
+    out
+}

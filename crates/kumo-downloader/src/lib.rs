@@ -1,0 +1,15 @@
+//! kumo's HTTP downloader: turns a [`Request`](kumo_core::Request) into a
+//! [`Response`](kumo_core::Response) or a typed [`FetchError`] that gives the request back.
+//!
+//! One shared client per downloader (connection pooling, HTTP/2 over TLS by ALPN, rustls),
+//! connect and total timeouts, a body cap that bounds *decompressed* bytes, and charset
+//! detection. Redirects are deliberately not followed here: the crawler turns a 3xx into a new
+//! request so that every hop is checked against scope, de-duplication and politeness.
+
+mod config;
+mod error;
+mod fetch;
+
+pub use config::{DEFAULT_USER_AGENT, DownloaderConfig};
+pub use error::{BuildError, FetchError};
+pub use fetch::Downloader;

@@ -1,0 +1,66 @@
+//! The analyzer stage: a response in, new requests and items out.
+//!
+//! [`Analyzer`] is the plug-in point (spiders implement it); [`PageAnalyzer`] is the default:
+//! it follows every link the streaming extractor finds and emits one page record per response.
+//! The engine itself turns redirects into requests and applies scope, so analyzers only say
+//! what they found.
+
+use kumo_core::{Item, Request, Response};
+
+/// What an analyzer found in one response.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Candidate requests (the engine checks scope and de-duplicates them).
+    pub requests: Vec<Request>,
+    pub items: Vec<Item>,
+    /// Problems that did not stop the analysis (malformed markup, unparseable links).
+    pub issues: Vec<String>,
+}
+
+/// Turns responses into requests and items. Called concurrently from several parser tasks.
+pub trait Analyzer: Send + Sync {
+    fn analyze(&self, response: &Response) -> Analysis;
+}
+
+/// The default analyzer: every link of every successful HTML page, and a page record
+/// (url, final_url, status, content_type, depth, referrer, title, bytes, fetched_at) for every
+/// response.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PageAnalyzer;
+
+impl Analyzer for PageAnalyzer {
+    fn analyze(&self, resp: &Response) -> Analysis {
+        let mut out = Analysis::default();
+        let mut title = None;
+        if resp.status.is_success() && resp.is_html() {
+            let page = kumo_parse::extract_links(&resp.body, &resp.url, resp.encoding);
+            out.requests = page.links.into_iter().map(|u| resp.request.follow(u)).collect();
+            out.issues = page.issues;
+            title = page.title;
+        }
+        out.items.push(page_record(resp, title));
+        out
+    }
+}
+
+/// The record `kumo crawl` writes for each fetched response.
+pub fn page_record(resp: &Response, title: Option<String>) -> Item {
+    let final_url = match resp.redirect_location() {
+        Some(Ok(target)) => target.to_string(),
+        _ => resp.url.to_string(),
+    };
+    let mut item = Item::new()
+        .with("url", resp.request.url.as_str())
+        .with("final_url", final_url)
+        .with("status", resp.status.as_u16())
+        .with("content_type", resp.content_type())
+        .with("depth", resp.request.depth)
+        .with("referrer", resp.request.source.as_ref().map(|u| u.as_str()))
+        .with("title", title)
+        .with("bytes", resp.body.len())
+        .with("fetched_at", humantime::format_rfc3339_millis(resp.fetched_at).to_string());
+    if let Some(from) = &resp.request.redirected_from {
+        item.insert("redirected_from", from.as_str());
+    }
+    item
+}

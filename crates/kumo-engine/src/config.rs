@@ -1,0 +1,110 @@
+//! Crawl settings: raw values in, checked before the engine accepts them.
+
+use std::time::Duration;
+
+use kumo_core::{CanonicalOptions, DedupMode, Url};
+use kumo_downloader::DownloaderConfig;
+use kumo_frontier::{Politeness, ScopeConfig};
+
+/// Everything a crawl needs to know, except where its state and output live.
+#[derive(Debug, Clone)]
+pub struct CrawlConfig {
+    pub seeds: Vec<Url>,
+    pub scope: ScopeConfig,
+    pub canonical: CanonicalOptions,
+    pub dedup: DedupMode,
+    /// Requests being downloaded at once (all hosts together).
+    pub concurrency: usize,
+    /// Parser (analyzer) tasks; 0 means one per CPU.
+    pub parsers: usize,
+    pub politeness: Politeness,
+    pub downloader: DownloaderConfig,
+    /// Stop after this many fetches; 0 means no limit.
+    pub max_pages: u64,
+    /// Stop gracefully after this long.
+    pub max_duration: Option<Duration>,
+    /// Retries of a retryable failure before it is recorded as failed.
+    pub max_retries: u32,
+    /// First retry delay; doubles with each attempt.
+    pub retry_backoff: Duration,
+    /// Errors kept for a slow reader of the error stream before new ones are dropped (and
+    /// counted).
+    pub error_buffer: usize,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            seeds: Vec::new(),
+            scope: ScopeConfig::default(),
+            canonical: CanonicalOptions::default(),
+            dedup: DedupMode::Strict,
+            concurrency: 32,
+            parsers: 0,
+            politeness: Politeness::default(),
+            downloader: DownloaderConfig::default(),
+            max_pages: 0,
+            max_duration: None,
+            max_retries: 2,
+            retry_backoff: Duration::from_millis(500),
+            error_buffer: 1024,
+        }
+    }
+}
+
+/// A setting the engine refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("no start URL given")]
+    NoSeeds,
+    #[error("start URL {0} is not http or https")]
+    SeedScheme(String),
+    #[error("start URL {0} has no host")]
+    SeedHost(String),
+    #[error("concurrency must be at least 1")]
+    Concurrency,
+    #[error("per-host parallelism must be at least 1")]
+    Parallelism,
+    #[error("the body size cap must be at least 1 byte")]
+    BodyCap,
+    #[error("scope: {0}")]
+    Scope(String),
+}
+
+impl CrawlConfig {
+    /// Checks the settings (the seeds' `Args.Check()`).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.seeds.is_empty() {
+            return Err(ConfigError::NoSeeds);
+        }
+        for s in &self.seeds {
+            if !matches!(s.scheme(), "http" | "https") {
+                return Err(ConfigError::SeedScheme(s.to_string()));
+            }
+            if s.host_str().is_none_or(str::is_empty) {
+                return Err(ConfigError::SeedHost(s.to_string()));
+            }
+        }
+        if self.concurrency == 0 {
+            return Err(ConfigError::Concurrency);
+        }
+        if self.politeness.default.parallelism == 0
+            || self.politeness.rules.iter().any(|r| r.policy.parallelism == 0)
+        {
+            return Err(ConfigError::Parallelism);
+        }
+        if self.downloader.max_body_bytes == 0 {
+            return Err(ConfigError::BodyCap);
+        }
+        Ok(())
+    }
+
+    /// The parser task count, resolving 0 to the CPU count.
+    pub fn parser_count(&self) -> usize {
+        if self.parsers > 0 {
+            self.parsers
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The engine's public face: init → start → (stop) → wait, guarded by the status machine.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kumo_downloader::{BuildError, Downloader};
+use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
+use kumo_pipeline::{Pipeline, Sink};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::analyze::{Analyzer, PageAnalyzer};
+use crate::run::{AnalyzerModule, Parts, run, seed};
+use crate::{
+    ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
+};
+
+/// How to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMode {
+    /// Stop leasing, finish what is in flight, commit it.
+    Graceful,
+    /// Abandon what is in flight (a persistent frontier hands it out again on resume).
+    Now,
+}
+
+/// Why the engine refused a call.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    #[error("bad crawl settings: {0}")]
+    Config(#[from] ConfigError),
+    #[error("bad scope settings: {0}")]
+    Scope(#[from] ScopeError),
+    #[error(transparent)]
+    Downloader(#[from] BuildError),
+    #[error("frontier: {0}")]
+    Frontier(#[from] FrontierError),
+    #[error("the engine is not running")]
+    NotRunning,
+}
+
+/// Stops a running engine from anywhere (a signal handler, a status endpoint).
+#[derive(Debug, Clone)]
+pub struct Stopper {
+    status: Arc<StatusCell>,
+    tx: Arc<watch::Sender<Option<StopMode>>>,
+}
+
+impl Stopper {
+    /// Asks the run to stop. A graceful stop moves the engine to `stopping` (refused unless
+    /// started); a stop-now may follow a graceful one to cut it short.
+    pub fn stop(&self, mode: StopMode) -> Result<(), EngineError> {
+        match mode {
+            StopMode::Graceful => {
+                self.status.begin(Status::Stopping)?;
+            }
+            StopMode::Now => {
+                if !matches!(self.status.get(), Status::Started | Status::Stopping) {
+                    self.status.begin(Status::Stopping)?;
+                }
+            }
+        }
+        self.tx.send_replace(Some(mode));
+        Ok(())
+    }
+}
+
+/// The crawl engine (the seeds' scheduler).
+pub struct Engine {
+    status: Arc<StatusCell>,
+    progress: Arc<Progress>,
+    parts: Option<Parts>,
+    error_rx: Option<mpsc::Receiver<CrawlError>>,
+    stop_tx: Arc<watch::Sender<Option<StopMode>>>,
+    running: Option<JoinHandle<(Parts, Summary)>>,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Engine {
+    pub fn new() -> Self {
+        let (stop_tx, _) = watch::channel(None);
+        Engine {
+            status: Arc::new(StatusCell::default()),
+            progress: Arc::new(Progress::default()),
+            parts: None,
+            error_rx: None,
+            stop_tx: Arc::new(stop_tx),
+            running: None,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.status.get()
+    }
+
+    /// Checks the settings and builds the modules. On failure the status goes back to what
+    /// it was.
+    pub fn init(
+        &mut self,
+        cfg: CrawlConfig,
+        frontier: Arc<dyn Frontier>,
+        sinks: Vec<Box<dyn Sink>>,
+    ) -> Result<(), EngineError> {
+        self.init_with(cfg, frontier, sinks, Arc::new(PageAnalyzer))
+    }
+
+    /// [`Engine::init`] with a custom analyzer.
+    pub fn init_with(
+        &mut self,
+        cfg: CrawlConfig,
+        frontier: Arc<dyn Frontier>,
+        sinks: Vec<Box<dyn Sink>>,
+        analyzer: Arc<dyn Analyzer>,
+    ) -> Result<(), EngineError> {
+        let from = self.status.begin(Status::Initializing)?;
+        match self.build(cfg, frontier, sinks, analyzer) {
+            Ok(()) => {
+                self.status.set(Status::Initialized);
+                Ok(())
+            }
+            Err(e) => {
+                self.status.set(from);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(
+        &mut self,
+        cfg: CrawlConfig,
+        frontier: Arc<dyn Frontier>,
+        sinks: Vec<Box<dyn Sink>>,
+        analyzer: Arc<dyn Analyzer>,
+    ) -> Result<(), EngineError> {
+        cfg.check()?;
+        let scope = Scope::new(&cfg.scope, &cfg.seeds)?;
+        let downloader = Downloader::new(1, cfg.downloader.clone())?;
+        let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
+        let analyzer_modules =
+            (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();
+        self.progress = Arc::new(Progress::default());
+        self.parts = Some(Parts {
+            cfg: Arc::new(cfg),
+            scope: Arc::new(scope),
+            frontier,
+            downloader: Arc::new(downloader),
+            analyzer,
+            analyzer_modules,
+            pipeline: std::sync::Mutex::new(Some(Pipeline::new(1, sinks, false))),
+            errors: Arc::new(errors),
+            progress: self.progress.clone(),
+            status: self.status.clone(),
+        });
+        self.error_rx = Some(error_rx);
+        Ok(())
+    }
+
+    /// The error stream. It can be taken once per initialization; nobody reading it never
+    /// slows the crawl.
+    pub fn errors(&mut self) -> Option<mpsc::Receiver<CrawlError>> {
+        self.error_rx.take()
+    }
+
+    pub fn progress(&self) -> Arc<Progress> {
+        self.progress.clone()
+    }
+
+    pub fn stopper(&self) -> Stopper {
+        Stopper { status: self.status.clone(), tx: self.stop_tx.clone() }
+    }
+
+    /// Queues the seeds and starts the stages. A stopped engine resumes from its frontier.
+    pub async fn start(&mut self) -> Result<(), EngineError> {
+        let from = self.status.begin(Status::Starting)?;
+        let Some(parts) = self.parts.take() else {
+            self.status.set(from);
+            return Err(EngineError::NotRunning);
+        };
+        let mut skips = BTreeMap::new();
+        if let Err(e) = seed(&parts, &mut skips).await {
+            self.parts = Some(parts);
+            self.status.set(from);
+            return Err(e.into());
+        }
+        self.stop_tx.send_replace(None);
+        let stop_rx = self.stop_tx.subscribe();
+        let status = self.status.clone();
+        self.running = Some(tokio::spawn(async move {
+            let mut parts = parts;
+            let summary = run(&mut parts, stop_rx, skips).await;
+            status.set(Status::Stopped);
+            (parts, summary)
+        }));
+        self.status.set(Status::Started);
+        Ok(())
+    }
+
+    /// Stops the run (see [`Stopper::stop`]).
+    pub fn stop(&self, mode: StopMode) -> Result<(), EngineError> {
+        self.stopper().stop(mode)
+    }
+
+    /// Waits for the run to end and returns its summary. The engine is then `stopped`.
+    pub async fn wait(&mut self) -> Result<Summary, EngineError> {
+        let handle = self.running.take().ok_or(EngineError::NotRunning)?;
+        let (parts, summary) = match handle.await {
+            Ok(v) => v,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
+        self.parts = Some(parts);
+        Ok(summary)
+    }
+}

@@ -1,0 +1,34 @@
+//! kumo's engine (the seeds' scheduler): it wires frontier → downloader → analyzers →
+//! pipeline with bounded channels, runs the status machine, ends the crawl exactly when the
+//! frontier is empty and nothing is in flight, and reports errors and a summary.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use kumo_engine::{CrawlConfig, Engine};
+//! use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
+//! use kumo_pipeline::JsonLinesSink;
+//!
+//! let cfg = CrawlConfig { seeds: vec!["http://127.0.0.1:8080/".parse()?], ..Default::default() };
+//! let mut engine = Engine::new();
+//! engine.init(cfg, Arc::new(MemoryFrontier::new(MemoryFrontierConfig::default())), vec![Box::new(JsonLinesSink::stdout())])?;
+//! engine.start().await?;
+//! let summary = engine.wait().await?;
+//! println!("{summary}");
+//! # Ok(()) }
+//! ```
+
+pub mod analyze;
+mod config;
+mod engine;
+mod errors;
+mod run;
+mod status;
+mod summary;
+
+pub use analyze::{Analysis, Analyzer, PageAnalyzer};
+pub use config::{ConfigError, CrawlConfig};
+pub use engine::{Engine, EngineError, StopMode, Stopper};
+pub use errors::{CrawlError, ErrorStream};
+pub use status::{Status, StatusCell, TransitionError, check_transition};
+pub use summary::{Modules, Progress, StopCause, Summary};

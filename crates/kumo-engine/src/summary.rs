@@ -1,0 +1,117 @@
+//! Crawl counters while running ([`Progress`]) and the final [`Summary`] (JSON and human).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use kumo_core::{ModuleSummary, SkipReason};
+use kumo_frontier::FrontierStats;
+use serde::Serialize;
+
+use crate::Status;
+
+/// Live numbers for a progress display, updated by the engine as it goes.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub pages: AtomicU64,
+    pub queued: AtomicU64,
+    pub in_flight: AtomicU64,
+    pub errors: AtomicU64,
+    pub items: AtomicU64,
+}
+
+impl Progress {
+    pub fn get(v: &AtomicU64) -> u64 {
+        v.load(Ordering::Relaxed)
+    }
+}
+
+/// Why the crawl ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopCause {
+    /// Nothing left to fetch and nothing in flight.
+    Drained,
+    MaxPages,
+    MaxDuration,
+    /// A graceful stop was asked for.
+    Stopped,
+    /// An immediate stop was asked for; what was in flight was abandoned.
+    StoppedNow,
+    /// The frontier failed.
+    StorageError,
+}
+
+/// The modules of the crawl, by kind.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Modules {
+    pub downloaders: Vec<ModuleSummary>,
+    pub analyzers: Vec<ModuleSummary>,
+    pub pipelines: Vec<ModuleSummary>,
+}
+
+/// The end-of-crawl report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub status: Status,
+    pub stopped_by: StopCause,
+    pub seeds: Vec<String>,
+    pub elapsed_secs: f64,
+    /// Responses received (any status).
+    pub pages: u64,
+    pub pages_per_sec: f64,
+    pub bytes: u64,
+    pub items: u64,
+    pub by_status: BTreeMap<u16, u64>,
+    pub skipped: BTreeMap<SkipReason, u64>,
+    /// Errors by `stage:kind`.
+    pub errors: BTreeMap<String, u64>,
+    /// Errors not delivered on the error stream because nobody read it fast enough.
+    pub errors_dropped: u64,
+    pub retries: u64,
+    pub failed: u64,
+    /// The frontier at the end (what is left queued, leased, the hosts seen).
+    pub frontier: FrontierStats,
+    pub modules: Modules,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "crawl {} ({:?}) after {:.2}s: {} pages ({:.0}/s), {} items, {} bytes",
+            self.status,
+            self.stopped_by,
+            self.elapsed_secs,
+            self.pages,
+            self.pages_per_sec,
+            self.items,
+            self.bytes
+        )?;
+        let statuses: Vec<String> = self.by_status.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        writeln!(f, "  by status: {}", if statuses.is_empty() { "-".into() } else { statuses.join(", ") })?;
+        let skips: Vec<String> = self.skipped.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        writeln!(f, "  skipped:   {}", if skips.is_empty() { "-".into() } else { skips.join(", ") })?;
+        let errs: Vec<String> = self.errors.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+        writeln!(f, "  errors:    {}", if errs.is_empty() { "-".into() } else { errs.join(", ") })?;
+        writeln!(
+            f,
+            "  retries: {}, failed: {}, left queued: {}, hosts: {}",
+            self.retries, self.failed, self.frontier.queued, self.frontier.hosts
+        )?;
+        let all =
+            self.modules.downloaders.iter().chain(&self.modules.analyzers).chain(&self.modules.pipelines);
+        for m in all {
+            writeln!(
+                f,
+                "  {:<4} called {} accepted {} completed {} handling {}",
+                m.id.to_string(),
+                m.counts.called,
+                m.counts.accepted,
+                m.counts.completed,
+                m.counts.handling
+            )?;
+        }
+        Ok(())
+    }
+}

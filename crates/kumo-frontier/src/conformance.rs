@@ -1,0 +1,221 @@
+//! The conformance suite every [`Frontier`] backend must pass (memory, embedded, Redis).
+//!
+//! Call [`run_all`] from a backend's tests with a factory that builds a fresh, empty backend
+//! for the given settings. Each check panics with a message naming the broken property.
+//! Timing checks only assert lower bounds (a delay was at least honored), never upper ones.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Url};
+
+use crate::{Completion, FailureRecord, Frontier, HostPolicy, HostRule, LeaseId, Politeness, Readiness};
+
+/// What a backend under test must be built with.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    pub politeness: Politeness,
+    pub lease_ttl: Duration,
+}
+
+fn req(url: &str, priority: i32) -> (Fingerprint, Request) {
+    let r = Request::get(Url::parse(url).expect("test URL")).with_priority(priority);
+    (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+}
+
+fn open_policy() -> Politeness {
+    Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, rules: vec![] }
+}
+
+fn cfg(politeness: Politeness) -> SuiteConfig {
+    SuiteConfig { politeness, lease_ttl: Duration::from_secs(600) }
+}
+
+/// Runs every check, each on a fresh backend from `make`.
+pub async fn run_all<F, M>(make: M)
+where
+    F: Frontier,
+    M: Fn(SuiteConfig) -> F,
+{
+    dedup_on_push(&make(cfg(open_policy()))).await;
+    priority_order(&make(cfg(open_policy()))).await;
+    ack_drains(&make(cfg(open_policy()))).await;
+    retry_returns_the_request(&make(cfg(open_policy()))).await;
+    unknown_lease_is_an_error(&make(cfg(open_policy()))).await;
+    failures_are_recorded(&make(cfg(open_policy()))).await;
+    discoveries_are_seen_checked(&make(cfg(open_policy()))).await;
+    parallelism_per_host(&make(cfg(Politeness {
+        default: HostPolicy { parallelism: 1, ..Default::default() },
+        rules: vec![],
+    })))
+    .await;
+    delay_per_host(&make(cfg(Politeness {
+        default: HostPolicy { parallelism: 4, ..Default::default() },
+        rules: vec![
+            HostRule::new(
+                "slow.test",
+                HostPolicy { parallelism: 1, delay: Duration::from_millis(150), ..Default::default() },
+            )
+            .expect("glob"),
+        ],
+    })))
+    .await;
+    expired_leases_come_back(&make(SuiteConfig {
+        politeness: open_policy(),
+        lease_ttl: Duration::from_millis(50),
+    }))
+    .await;
+}
+
+async fn lease_all(f: &impl Frontier) -> Vec<crate::Lease> {
+    f.lease(10_000).await.expect("lease")
+}
+
+async fn done(f: &impl Frontier, id: LeaseId) {
+    f.complete(vec![Completion::Done { lease: id, discovered: vec![] }]).await.expect("complete");
+}
+
+pub async fn dedup_on_push(f: &impl Frontier) {
+    let r = f.push(vec![req("http://a.test/1", 0), req("http://a.test/1#frag", 0)]).await.expect("push");
+    assert_eq!((r.added, r.seen), (1, 1), "a repeated URL within one push is queued once");
+    let r = f.push(vec![req("http://A.test:80/1", 0), req("http://a.test/2", 0)]).await.expect("push");
+    assert_eq!((r.added, r.seen), (1, 1), "a URL seen in an earlier push is not queued again");
+    assert_eq!(f.stats().await.expect("stats").queued, 2);
+}
+
+pub async fn priority_order(f: &impl Frontier) {
+    let prios = [0, 5, -3, 5, 10, 7];
+    let batch = prios.iter().enumerate().map(|(i, p)| req(&format!("http://a.test/{i}"), *p)).collect();
+    f.push(batch).await.expect("push");
+    let got: Vec<(i32, String)> = lease_all(f)
+        .await
+        .into_iter()
+        .map(|l| (l.request.priority, l.request.url.path().to_string()))
+        .collect();
+    let want: Vec<(i32, String)> = [(10, "/4"), (7, "/5"), (5, "/1"), (5, "/3"), (0, "/0"), (-3, "/2")]
+        .iter()
+        .map(|(p, s)| (*p, s.to_string()))
+        .collect();
+    assert_eq!(got, want, "best priority first, first-come within a level");
+}
+
+pub async fn ack_drains(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://b.test/1", 0)]).await.expect("push");
+    let leases = lease_all(f).await;
+    assert_eq!(leases.len(), 2);
+    let s = f.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (0, 2), "leased requests are out, not gone");
+    assert!(!s.is_drained());
+    for l in leases {
+        done(f, l.id).await;
+    }
+    assert!(f.stats().await.expect("stats").is_drained(), "acknowledged leases are gone");
+    assert_eq!(f.readiness().await.expect("readiness"), Readiness::Empty);
+}
+
+pub async fn retry_returns_the_request(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    f.complete(vec![Completion::Retry { lease: l.id, after: Duration::ZERO }]).await.expect("retry");
+    let again = lease_all(f).await;
+    assert_eq!(again.len(), 1, "a returned lease is queued again");
+    assert_eq!(again[0].request.url, l.request.url);
+    assert_eq!(again[0].request.retries, 1, "the retry count grows");
+}
+
+pub async fn unknown_lease_is_an_error(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    done(f, l.id).await;
+    let second = f.complete(vec![Completion::Done { lease: l.id, discovered: vec![] }]).await;
+    assert!(second.is_err(), "completing a lease twice is refused");
+}
+
+pub async fn failures_are_recorded(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    let failure = FailureRecord {
+        url: l.request.url.to_string(),
+        kind: ErrorKind::Connect,
+        message: "refused".into(),
+        attempts: 3,
+        last_status: None,
+        at: SystemTime::now(),
+    };
+    f.complete(vec![Completion::Failed { lease: l.id, failure }]).await.expect("fail");
+    let s = f.stats().await.expect("stats");
+    assert!(s.is_drained() && s.failed == 1, "a failed lease leaves the queue and is recorded");
+    let list = f.failures().await.expect("failures");
+    assert_eq!(list[0].kind, ErrorKind::Connect);
+}
+
+pub async fn discoveries_are_seen_checked(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    let found = vec![req("http://a.test/", 0), req("http://a.test/x", 0), req("http://a.test/x", 0)];
+    let r = f.complete(vec![Completion::Done { lease: l.id, discovered: found }]).await.expect("complete");
+    assert_eq!((r.added, r.seen), (1, 2), "discoveries go through the seen set");
+    assert_eq!(f.stats().await.expect("stats").queued, 1);
+}
+
+pub async fn parallelism_per_host(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://b.test/1", 0)])
+        .await
+        .expect("push");
+    let first = lease_all(f).await;
+    let hosts: Vec<_> = first.iter().map(|l| l.request.url.host_str().unwrap_or("").to_string()).collect();
+    assert_eq!(first.len(), 2, "one per host at parallelism 1: {hosts:?}");
+    assert_eq!(f.readiness().await.expect("readiness"), Readiness::Blocked, "a.test waits for its slot");
+    let a = first.iter().find(|l| l.request.url.host_str() == Some("a.test")).expect("a.test leased");
+    done(f, a.id).await;
+    let second = lease_all(f).await;
+    assert_eq!(second.len(), 1, "the slot frees on completion");
+    assert_eq!(second[0].request.url.as_str(), "http://a.test/2");
+}
+
+pub async fn delay_per_host(f: &impl Frontier) {
+    f.push(vec![
+        req("http://slow.test/1", 0),
+        req("http://slow.test/2", 0),
+        req("http://fast.test/1", 0),
+        req("http://fast.test/2", 0),
+    ])
+    .await
+    .expect("push");
+    let start = Instant::now();
+    let first = lease_all(f).await;
+    assert_eq!(first.len(), 3, "slow.test gives one, fast.test both");
+    for l in &first {
+        done(f, l.id).await;
+    }
+    match f.readiness().await.expect("readiness") {
+        Readiness::At(at) => assert!(at >= start + Duration::from_millis(150)),
+        other => panic!("slow.test must wait for its delay, got {other:?}"),
+    }
+    assert!(lease_all(f).await.is_empty(), "nothing before the delay ends");
+    // Bounded wait: the delay is 150 ms; give up after 5 s.
+    let mut next = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        next = lease_all(f).await;
+        if !next.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(next.len(), 1, "slow.test's second request after the delay");
+    assert!(start.elapsed() >= Duration::from_millis(150), "the delay was honored");
+}
+
+pub async fn expired_leases_come_back(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let again = lease_all(f).await;
+    assert_eq!(again.len(), 1, "a lease never completed comes back after its time-to-live");
+    assert_eq!(again[0].request.url, l.request.url);
+    assert!(
+        f.complete(vec![Completion::Done { lease: l.id, discovered: vec![] }]).await.is_err(),
+        "the expired lease can no longer be completed"
+    );
+    done(f, again[0].id).await;
+    assert!(f.stats().await.expect("stats").is_drained());
+}

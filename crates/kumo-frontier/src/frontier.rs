@@ -1,0 +1,128 @@
+//! The storage-neutral frontier interface and the values that cross it.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use async_trait::async_trait;
+use kumo_core::{ErrorKind, Fingerprint, Request};
+use serde::Serialize;
+
+use crate::FrontierError;
+
+/// Identifies one hand-out of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeaseId(pub u64);
+
+/// A request handed out for fetching. It stays owned by the frontier until completed.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub id: LeaseId,
+    pub request: Request,
+}
+
+/// A request that failed for good, kept so it can be inspected and re-queued.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureRecord {
+    pub url: String,
+    pub kind: ErrorKind,
+    pub message: String,
+    pub attempts: u32,
+    pub last_status: Option<u16>,
+    #[serde(with = "unix_secs")]
+    pub at: SystemTime,
+}
+
+/// How a leased request ended.
+#[derive(Debug)]
+pub enum Completion {
+    /// Fetched and handled; `discovered` are new requests it produced (checked against the
+    /// seen set as part of the same completion).
+    Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)> },
+    /// Try again: no sooner than `after` from now, and the host waits that long too.
+    Retry { lease: LeaseId, after: Duration },
+    /// Give up and record the failure.
+    Failed { lease: LeaseId, failure: FailureRecord },
+}
+
+/// What a push (or the discoveries of a completion batch) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PushReport {
+    /// Newly queued.
+    pub added: usize,
+    /// Dropped as already seen.
+    pub seen: usize,
+}
+
+impl PushReport {
+    pub fn merge(&mut self, other: PushReport) {
+        self.added += other.added;
+        self.seen += other.seen;
+    }
+}
+
+/// Queue sizes, for termination and the summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FrontierStats {
+    /// Waiting to be leased (whether or not their host may be fetched now).
+    pub queued: usize,
+    /// Handed out and not yet completed.
+    pub leased: usize,
+    /// Hosts the frontier knows.
+    pub hosts: usize,
+    /// Failures recorded.
+    pub failed: usize,
+}
+
+impl FrontierStats {
+    /// Nothing queued and nothing out: the crawl is over.
+    pub fn is_drained(&self) -> bool {
+        self.queued == 0 && self.leased == 0
+    }
+}
+
+/// When the frontier can next hand out work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// A lease can be had now.
+    Now,
+    /// Nothing is leasable before this instant (politeness delays).
+    At(Instant),
+    /// Requests are queued but every host with work is at its parallelism limit: wait for a
+    /// completion.
+    Blocked,
+    /// Nothing is queued.
+    Empty,
+}
+
+/// The frontier interface every storage backend implements. Batch-shaped so that networked
+/// backends can pipeline.
+#[async_trait]
+pub trait Frontier: Send + Sync {
+    /// Queues the requests whose fingerprints are not yet seen, and marks them seen.
+    async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError>;
+
+    /// Hands out up to `max` requests whose hosts may be fetched now, best priority first.
+    async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError>;
+
+    /// Completes leases. Each completion is applied atomically (the ack together with its
+    /// discoveries); a batch lets backends group-commit.
+    async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError>;
+
+    /// When work can next be leased.
+    async fn readiness(&self) -> Result<Readiness, FrontierError>;
+
+    async fn stats(&self) -> Result<FrontierStats, FrontierError>;
+
+    /// The failures recorded so far.
+    async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError>;
+}
+
+mod unix_secs {
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        s.serialize_f64(secs)
+    }
+}

@@ -1,0 +1,31 @@
+//! The frontier: what to fetch next, from which host, and when.
+//!
+//! - [`Frontier`] is the storage-neutral interface: batches in, leases out, completions back.
+//!   A request leaves the frontier only when its lease is completed; a lease that is never
+//!   completed comes back after its time-to-live, so a dead worker never loses work.
+//! - [`SeenSet`] remembers fingerprints so each request is queued once.
+//! - [`Scope`] decides what may be crawled at all (schemes, domains, depth, URL patterns).
+//! - [`Politeness`] holds the per-host rules (parallelism, delay, random delay) that the
+//!   frontier enforces when it hands out work: a worker never sleeps holding a slot.
+//! - [`MemoryFrontier`] and [`MemorySeenSet`] are the in-memory backends; [`conformance`] is the
+//!   test suite every backend must pass.
+//!
+//! Architecture invariant: nothing here does network I/O or knows about HTTP beyond the
+//! `Request` type; politeness is a property of *when* a lease is handed out, never a sleep.
+
+pub mod conformance;
+mod error;
+mod frontier;
+mod memory;
+mod politeness;
+mod scope;
+mod seen;
+
+pub use error::FrontierError;
+pub use frontier::{
+    Completion, FailureRecord, Frontier, FrontierStats, Lease, LeaseId, PushReport, Readiness,
+};
+pub use memory::{MemoryFrontier, MemoryFrontierConfig};
+pub use politeness::{HostPolicy, HostRule, Politeness};
+pub use scope::{Scope, ScopeConfig, ScopeError, UrlPattern};
+pub use seen::{MemorySeenSet, SeenSet};

@@ -1,0 +1,279 @@
+//! Scope: which requests a crawl may fetch at all.
+//!
+//! Checked in this order, first failure wins: scheme (http/https only), allowed domains,
+//! depth, then URL patterns. An out-of-scope request is a typed [`SkipReason`], not an error.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use kumo_core::{Request, SkipReason, Url};
+use regex::RegexSet;
+
+/// A URL pattern: a glob over the whole URL (`https://*.example.com/docs/**`) or a regex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlPattern {
+    Glob(String),
+    Regex(String),
+}
+
+impl UrlPattern {
+    /// Reads `re:PATTERN` as a regex, `glob:PATTERN` or a bare pattern as a glob.
+    pub fn parse(s: &str) -> UrlPattern {
+        if let Some(r) = s.strip_prefix("re:") {
+            UrlPattern::Regex(r.to_string())
+        } else {
+            UrlPattern::Glob(s.strip_prefix("glob:").unwrap_or(s).to_string())
+        }
+    }
+}
+
+/// Raw scope settings, as given by the user.
+#[derive(Debug, Clone, Default)]
+pub struct ScopeConfig {
+    /// Hosts to accept, each with its subdomains (`example.com` accepts `www.example.com`).
+    /// The registrable domains of the seeds are added automatically.
+    pub allowed_domains: Vec<String>,
+    /// Accept any host (no domain check).
+    pub any_domain: bool,
+    /// Deepest depth fetched; 0 means unlimited. Seeds are depth 0.
+    pub max_depth: u32,
+    /// When non-empty, a URL must match one of these.
+    pub allow: Vec<UrlPattern>,
+    /// A URL matching any of these is skipped.
+    pub deny: Vec<UrlPattern>,
+    /// Most redirects followed in a row.
+    pub max_redirects: u8,
+}
+
+/// A bad scope setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ScopeError {
+    #[error("bad glob pattern {pattern:?}: {source}")]
+    Glob { pattern: String, source: globset::Error },
+    #[error("bad regex pattern: {0}")]
+    Regex(#[from] regex::Error),
+    #[error("allowed domain {0:?} is not a host name")]
+    Domain(String),
+}
+
+/// Compiled scope rules.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    domains: Vec<String>,
+    any_domain: bool,
+    max_depth: u32,
+    max_redirects: u8,
+    allow: Patterns,
+    deny: Patterns,
+}
+
+#[derive(Debug, Clone)]
+struct Patterns {
+    globs: GlobSet,
+    regexes: RegexSet,
+}
+
+impl Patterns {
+    fn build(list: &[UrlPattern]) -> Result<Self, ScopeError> {
+        let mut globs = GlobSetBuilder::new();
+        let mut regexes = Vec::new();
+        for p in list {
+            match p {
+                UrlPattern::Glob(g) => {
+                    let glob = GlobBuilder::new(g)
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|source| ScopeError::Glob { pattern: g.clone(), source })?;
+                    globs.add(glob);
+                }
+                UrlPattern::Regex(r) => regexes.push(r.clone()),
+            }
+        }
+        let globs = globs.build().map_err(|source| ScopeError::Glob { pattern: "<set>".into(), source })?;
+        // Patterns come from users: cap compiled size so a hostile pattern cannot eat memory.
+        let regexes = regex::RegexSetBuilder::new(regexes).size_limit(1 << 22).build()?;
+        Ok(Patterns { globs, regexes })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.globs.is_empty() && self.regexes.is_empty()
+    }
+
+    fn matches(&self, url: &str) -> bool {
+        self.globs.is_match(url) || self.regexes.is_match(url)
+    }
+}
+
+impl Scope {
+    /// Compiles `cfg`; the registrable domains of `seeds` join the allowed domains.
+    pub fn new(cfg: &ScopeConfig, seeds: &[Url]) -> Result<Self, ScopeError> {
+        let mut domains = Vec::new();
+        for d in &cfg.allowed_domains {
+            let d = d.trim().trim_start_matches("*.").trim_end_matches('.').to_ascii_lowercase();
+            if d.is_empty() || d.contains(['/', ':', ' ']) {
+                return Err(ScopeError::Domain(d));
+            }
+            domains.push(d);
+        }
+        for s in seeds {
+            if let Some(h) = s.host_str() {
+                domains.push(registrable_domain(h).to_string());
+            }
+        }
+        domains.sort();
+        domains.dedup();
+        Ok(Scope {
+            domains,
+            any_domain: cfg.any_domain,
+            max_depth: cfg.max_depth,
+            max_redirects: if cfg.max_redirects == 0 { 10 } else { cfg.max_redirects },
+            allow: Patterns::build(&cfg.allow)?,
+            deny: Patterns::build(&cfg.deny)?,
+        })
+    }
+
+    /// The domains accepted, after adding the seeds'.
+    pub fn domains(&self) -> &[String] {
+        &self.domains
+    }
+
+    /// Whether `req` may be fetched, or why not.
+    pub fn check(&self, req: &Request) -> Result<(), SkipReason> {
+        let url = &req.url;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(SkipReason::Scheme);
+        }
+        if !self.any_domain && !url.host_str().is_some_and(|h| self.domain_allowed(h)) {
+            return Err(SkipReason::Domain);
+        }
+        if self.max_depth != 0 && req.depth > self.max_depth {
+            return Err(SkipReason::Depth);
+        }
+        if req.redirects > self.max_redirects {
+            return Err(SkipReason::TooManyRedirects);
+        }
+        let s = url.as_str();
+        if (!self.allow.is_empty() && !self.allow.matches(s)) || self.deny.matches(s) {
+            return Err(SkipReason::Pattern);
+        }
+        Ok(())
+    }
+
+    /// A host is allowed when it is an allowed domain or a subdomain of one.
+    pub fn domain_allowed(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.');
+        self.domains.iter().any(|d| {
+            host.len() >= d.len()
+                && host[host.len() - d.len()..].eq_ignore_ascii_case(d)
+                && (host.len() == d.len() || host.as_bytes()[host.len() - d.len() - 1] == b'.')
+        })
+    }
+}
+
+/// The registrable domain (public suffix + one label) of `host`; an IP address or a name
+/// without a public suffix (`localhost`) is its own domain.
+pub fn registrable_domain(host: &str) -> &str {
+    let h = host.trim_end_matches('.');
+    if h.starts_with('[') || h.parse::<std::net::Ipv4Addr>().is_ok() {
+        return h;
+    }
+    psl::domain_str(h).unwrap_or(h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(url: &str, depth: u32) -> Request {
+        let mut r = Request::get(Url::parse(url).unwrap());
+        r.depth = depth;
+        r
+    }
+
+    fn scope(cfg: ScopeConfig, seeds: &[&str]) -> Scope {
+        let seeds: Vec<Url> = seeds.iter().map(|s| Url::parse(s).unwrap()).collect();
+        Scope::new(&cfg, &seeds).unwrap()
+    }
+
+    #[test]
+    fn seeds_registrable_domains_are_accepted_with_subdomains() {
+        let s = scope(ScopeConfig::default(), &["https://www.example.co.uk/start"]);
+        assert_eq!(s.domains(), ["example.co.uk"]);
+        assert!(s.check(&req("https://shop.example.co.uk/", 1)).is_ok());
+        assert!(s.check(&req("http://example.co.uk/", 1)).is_ok());
+        assert_eq!(s.check(&req("https://other.co.uk/", 1)), Err(SkipReason::Domain));
+        assert_eq!(s.check(&req("https://badexample.co.uk/", 1)), Err(SkipReason::Domain));
+    }
+
+    #[test]
+    fn ip_hosts_are_their_own_domain() {
+        let s = scope(ScopeConfig::default(), &["http://127.0.0.1:8080/"]);
+        assert!(s.check(&req("http://127.0.0.1:9999/x", 1)).is_ok());
+        assert_eq!(s.check(&req("http://127.0.0.2:8080/", 1)), Err(SkipReason::Domain));
+    }
+
+    #[test]
+    fn explicit_domains_add_to_the_seeds() {
+        let cfg = ScopeConfig { allowed_domains: vec!["blog.other.org".into()], ..Default::default() };
+        let s = scope(cfg, &["http://example.com/"]);
+        assert!(s.check(&req("http://blog.other.org/a", 1)).is_ok());
+        assert!(s.check(&req("http://x.blog.other.org/a", 1)).is_ok());
+        assert_eq!(s.check(&req("http://other.org/a", 1)), Err(SkipReason::Domain));
+        assert!(
+            Scope::new(&ScopeConfig { allowed_domains: vec!["a/b".into()], ..Default::default() }, &[])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn only_http_and_https() {
+        let s = scope(ScopeConfig { any_domain: true, ..Default::default() }, &[]);
+        assert!(s.check(&req("https://a.b/", 0)).is_ok());
+        for u in
+            ["ftp://a.b/", "mailto:x@a.b", "javascript:void(0)", "data:text/plain,x", "file:///etc/passwd"]
+        {
+            assert_eq!(s.check(&req(u, 0)), Err(SkipReason::Scheme), "{u}");
+        }
+    }
+
+    #[test]
+    fn max_depth_zero_is_unlimited() {
+        let s = scope(ScopeConfig::default(), &["http://a.b/"]);
+        assert!(s.check(&req("http://a.b/x", 1000)).is_ok());
+        let s = scope(ScopeConfig { max_depth: 2, ..Default::default() }, &["http://a.b/"]);
+        assert!(s.check(&req("http://a.b/x", 2)).is_ok());
+        assert_eq!(s.check(&req("http://a.b/x", 3)), Err(SkipReason::Depth));
+    }
+
+    #[test]
+    fn allow_and_deny_patterns() {
+        let cfg = ScopeConfig {
+            any_domain: true,
+            allow: vec![UrlPattern::parse("http://a.b/docs/**"), UrlPattern::parse("re:/blog/\\d+$")],
+            deny: vec![UrlPattern::parse("**/private/**"), UrlPattern::parse("re:\\.pdf$")],
+            ..Default::default()
+        };
+        let s = scope(cfg, &[]);
+        assert!(s.check(&req("http://a.b/docs/x/y", 0)).is_ok());
+        assert!(s.check(&req("http://a.b/blog/42", 0)).is_ok());
+        assert_eq!(s.check(&req("http://a.b/other", 0)), Err(SkipReason::Pattern));
+        assert_eq!(s.check(&req("http://a.b/docs/private/x", 0)), Err(SkipReason::Pattern));
+        assert_eq!(s.check(&req("http://a.b/docs/x.pdf", 0)), Err(SkipReason::Pattern));
+    }
+
+    #[test]
+    fn bad_patterns_are_errors() {
+        let bad_re = ScopeConfig { deny: vec![UrlPattern::parse("re:(")], ..Default::default() };
+        assert!(matches!(Scope::new(&bad_re, &[]), Err(ScopeError::Regex(_))));
+        let bad_glob = ScopeConfig { deny: vec![UrlPattern::parse("a[")], ..Default::default() };
+        assert!(matches!(Scope::new(&bad_glob, &[]), Err(ScopeError::Glob { .. })));
+    }
+
+    #[test]
+    fn redirect_chains_are_capped() {
+        let s = scope(ScopeConfig { max_redirects: 2, any_domain: true, ..Default::default() }, &[]);
+        let mut r = req("http://a.b/", 0);
+        r.redirects = 2;
+        assert!(s.check(&r).is_ok());
+        r.redirects = 3;
+        assert_eq!(s.check(&r), Err(SkipReason::TooManyRedirects));
+    }
+}

@@ -1,0 +1,218 @@
+//! Decoding HTML character references (`&amp;`, `&#233;`, `&#x2F;`) in attribute values and in
+//! `<title>` text, which lol_html passes through raw.
+//!
+//! The HTML standard names about 2,200 references; links and titles in practice use a handful,
+//! so this knows the basics (`amp lt gt quot apos nbsp`) plus common punctuation, and all
+//! numeric references. Unknown names stay as written. The standard's legacy rules are kept
+//! where they matter for URLs: a few names are recognised without the `;`, except inside an
+//! attribute value when the next character is `=` or alphanumeric, so `?a=1&copy=2` stays a
+//! query string.
+
+/// Where the text came from; attribute values are stricter about references without a `;`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Context {
+    Attribute,
+    Text,
+}
+
+/// `s` with its character references decoded: `s` itself when it has none (the common case,
+/// no copy), otherwise the decoded text, written into `buf` (cleared first) so that one buffer
+/// serves every value of a page.
+pub(crate) fn decode<'a>(s: &'a str, context: Context, buf: &'a mut String) -> &'a str {
+    if !s.contains('&') {
+        return s;
+    }
+    buf.clear();
+    decode_into(s, context, buf);
+    buf
+}
+
+/// Appends `s` to `out` with its character references decoded.
+pub(crate) fn decode_into(s: &str, context: Context, out: &mut String) {
+    let mut literal_from = 0;
+    let mut search_from = 0;
+    while let Some(found) = s[search_from..].find('&') {
+        let amp = search_from + found;
+        search_from = amp + 1;
+        if let Some((ch, len)) = reference(&s[amp + 1..], context) {
+            out.push_str(&s[literal_from..amp]);
+            out.push(ch);
+            search_from = amp + 1 + len;
+            literal_from = search_from;
+        }
+    }
+    out.push_str(&s[literal_from..]);
+}
+
+/// The character a reference starting right after a `&` stands for, and how many bytes of
+/// `rest` it used; `None` when `rest` does not start a reference this decoder knows.
+fn reference(rest: &str, context: Context) -> Option<(char, usize)> {
+    if let Some(numeric) = rest.strip_prefix('#') {
+        return numeric_reference(numeric).map(|(ch, len)| (ch, len + 1));
+    }
+    let &(name, ch, legacy) = NAMED.iter().find(|(name, _, _)| rest.starts_with(name))?;
+    let after = rest[name.len()..].bytes().next();
+    if after == Some(b';') {
+        return Some((ch, name.len() + 1));
+    }
+    // Without a `;` only the legacy names count, and not where a URL would be broken by it.
+    let blocked = context == Context::Attribute
+        && after.is_some_and(|c| c == b'=' || c.is_ascii_alphanumeric());
+    (legacy && !blocked).then_some((ch, name.len()))
+}
+
+/// `&#…` after the `#`: decimal, or hex after `x`/`X`; the `;` is optional, as in browsers.
+fn numeric_reference(s: &str) -> Option<(char, usize)> {
+    let (digits_at, radix) = match s.as_bytes().first() {
+        Some(b'x' | b'X') => (1, 16),
+        _ => (0, 10),
+    };
+    let digits = s[digits_at..]
+        .bytes()
+        .take_while(|c| c.is_ascii_digit() || (radix == 16 && c.is_ascii_hexdigit()))
+        .count();
+    if digits == 0 {
+        return None;
+    }
+    // Saturate instead of overflowing: anything past U+10FFFF becomes U+FFFD below anyway.
+    let value = s[digits_at..digits_at + digits]
+        .bytes()
+        .fold(0u32, |acc, c| {
+            let digit = char::from(c).to_digit(radix).unwrap_or(0);
+            acc.saturating_mul(radix).saturating_add(digit)
+        });
+    let mut len = digits_at + digits;
+    if s.as_bytes().get(len) == Some(&b';') {
+        len += 1;
+    }
+    Some((code_point(value), len))
+}
+
+/// The standard's "numeric character reference end state": NUL, surrogates and out-of-range
+/// values become U+FFFD; C1 controls are read as the windows-1252 characters authors meant.
+fn code_point(value: u32) -> char {
+    if let Some(index) = value.checked_sub(0x80).filter(|&i| i < 0x20) {
+        let mapped = C1_AS_WINDOWS_1252[index as usize];
+        if mapped != 0 {
+            return char::from_u32(mapped.into()).unwrap_or(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    match value {
+        0 => char::REPLACEMENT_CHARACTER,
+        v => char::from_u32(v).unwrap_or(char::REPLACEMENT_CHARACTER),
+    }
+}
+
+/// windows-1252's characters for 0x80–0x9F; 0 where the standard leaves the control as is.
+const C1_AS_WINDOWS_1252: [u16; 32] = [
+    0x20AC, 0, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, // 80–87
+    0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017D, 0, // 88–8F
+    0, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, // 90–97
+    0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0, 0x017E, 0x0178, // 98–9F
+];
+
+/// `(name, character, recognised without a ';')`. No name is a prefix of a later one that
+/// should win, so the first match is the longest.
+const NAMED: &[(&str, char, bool)] = &[
+    ("amp", '&', true),
+    ("AMP", '&', true),
+    ("lt", '<', true),
+    ("LT", '<', true),
+    ("gt", '>', true),
+    ("GT", '>', true),
+    ("quot", '"', true),
+    ("QUOT", '"', true),
+    ("apos", '\'', false),
+    ("nbsp", '\u{A0}', true),
+    ("copy", '©', true),
+    ("COPY", '©', true),
+    ("reg", '®', true),
+    ("REG", '®', true),
+    ("trade", '™', false),
+    ("hellip", '…', false),
+    ("mdash", '—', false),
+    ("ndash", '–', false),
+    ("lsquo", '‘', false),
+    ("rsquo", '’', false),
+    ("ldquo", '“', false),
+    ("rdquo", '”', false),
+    ("laquo", '«', true),
+    ("raquo", '»', true),
+    ("middot", '·', true),
+    ("bull", '•', false),
+    ("euro", '€', false),
+];
+
+/// The standard's "strip and collapse ASCII whitespace" (what `document.title` does), appended
+/// to a new string.
+pub(crate) fn collapse_whitespace(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_ascii_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(s: &str) -> String {
+        let mut buf = String::new();
+        decode(s, Context::Attribute, &mut buf).to_owned()
+    }
+
+    fn text(s: &str) -> String {
+        let mut buf = String::new();
+        decode(s, Context::Text, &mut buf).to_owned()
+    }
+
+    #[test]
+    fn named_basics() {
+        assert_eq!(
+            text("a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos;&nbsp;f"),
+            "a & b <c> \"d\" 'e'\u{A0}f"
+        );
+        assert_eq!(text("&copy; 2024 &mdash; &hellip;"), "© 2024 — …");
+    }
+
+    #[test]
+    fn numeric() {
+        assert_eq!(text("&#65;&#x42;&#X43;&#0068;"), "ABCD");
+        assert_eq!(text("&#233 &#xe9"), "é é");
+        assert_eq!(text("&#150;&#x80;&#x81;"), "–€\u{81}");
+        assert_eq!(text("&#0;&#xD800;&#x110000;&#99999999999999;"), "\u{FFFD}".repeat(4));
+        assert_eq!(text("&#; &#x; &#xZ"), "&#; &#x; &#xZ");
+    }
+
+    #[test]
+    fn unknown_and_bare_ampersands_stay() {
+        assert_eq!(text("R&D & more &bogus; &"), "R&D & more &bogus; &");
+        assert_eq!(text("&apos"), "&apos");
+    }
+
+    #[test]
+    fn attribute_legacy_rule() {
+        assert_eq!(attr("?a=1&amp;b=2"), "?a=1&b=2");
+        assert_eq!(attr("?a=1&copy=2&ampx=3"), "?a=1&copy=2&ampx=3");
+        assert_eq!(attr("?a=1&amp b"), "?a=1& b");
+        assert_eq!(text("&copy=2 &ampx"), "©=2 &x");
+    }
+
+    #[test]
+    fn borrowed_without_references() {
+        let mut buf = String::new();
+        let s = "/plain/path?x=1";
+        assert!(std::ptr::eq(decode(s, Context::Attribute, &mut buf), s));
+    }
+
+    #[test]
+    fn collapse() {
+        assert_eq!(collapse_whitespace("  a \n\t b\x0C c  "), "a b c");
+        assert_eq!(collapse_whitespace("a\u{A0}b"), "a\u{A0}b");
+        assert_eq!(collapse_whitespace(" \n "), "");
+    }
+}

@@ -1,0 +1,24 @@
+//! kumo's parsers. Today: the streaming link extractor, the crawler's fast path from a fetched
+//! page to the next requests, built on lol_html (no DOM, one pass, nothing allocated per link
+//! but the resulting [`Url`](url::Url)).
+//!
+//! ```
+//! use kumo_parse::extract_links;
+//!
+//! let page = url::Url::parse("http://example.com/a/index.html").unwrap();
+//! let html = br#"<title>Shop &amp; more</title><a href="b.html#top">b</a><a href="mailto:x@y">m</a>"#;
+//! let found = extract_links(html, &page, encoding_rs::UTF_8);
+//! assert_eq!(found.links[0].as_str(), "http://example.com/a/b.html");
+//! assert_eq!(found.links.len(), 1);
+//! assert_eq!(found.title.as_deref(), Some("Shop & more"));
+//! ```
+//!
+//! Architecture invariant: parsing never fails. Whatever the bytes, [`extract_links`] returns
+//! the links it could find, and problems travel as [`PageLinks::issues`].
+
+mod entities;
+mod issue;
+mod links;
+mod resolve;
+
+pub use links::{PageLinks, extract_links};

@@ -1,0 +1,75 @@
+//! JSON Lines: one item per line, to a file or to standard output.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use kumo_core::Item;
+
+use crate::{Sink, SinkError};
+
+/// Writes each item as one line of JSON.
+pub struct JsonLinesSink {
+    target: String,
+    out: BufWriter<Box<dyn Write + Send>>,
+}
+
+impl JsonLinesSink {
+    /// Creates (truncates) `path`. The error names the path.
+    pub fn create(path: &Path) -> Result<Self, SinkError> {
+        let target = path.display().to_string();
+        let file = File::create(path).map_err(|source| SinkError::Io { target: target.clone(), source })?;
+        Ok(Self::from_writer(target, Box::new(file)))
+    }
+
+    /// Writes to standard output.
+    pub fn stdout() -> Self {
+        Self::from_writer("-".into(), Box::new(io::stdout()))
+    }
+
+    pub fn from_writer(target: String, w: Box<dyn Write + Send>) -> Self {
+        JsonLinesSink { target, out: BufWriter::with_capacity(64 * 1024, w) }
+    }
+
+    fn io(&self, source: io::Error) -> SinkError {
+        SinkError::Io { target: self.target.clone(), source }
+    }
+}
+
+impl Sink for JsonLinesSink {
+    fn name(&self) -> String {
+        format!("jsonl:{}", self.target)
+    }
+
+    fn write(&mut self, item: &Item) -> Result<(), SinkError> {
+        serde_json::to_writer(&mut self.out, item)?;
+        self.out.write_all(b"\n").map_err(|e| self.io(e))
+    }
+
+    fn flush(&mut self) -> Result<(), SinkError> {
+        self.out.flush().map_err(|e| self.io(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_item_in_field_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let mut s = JsonLinesSink::create(&path).unwrap();
+        s.write(&Item::new().with("url", "http://h/").with("status", 200)).unwrap();
+        s.write(&Item::new().with("b", 1).with("a", 2)).unwrap();
+        s.flush().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "{\"url\":\"http://h/\",\"status\":200}\n{\"b\":1,\"a\":2}\n");
+    }
+
+    #[test]
+    fn unwritable_path_names_the_path() {
+        let err = JsonLinesSink::create(Path::new("/nonexistent-dir/x.jsonl")).err().unwrap();
+        assert!(err.to_string().contains("/nonexistent-dir/x.jsonl"), "{err}");
+    }
+}

@@ -1,0 +1,12 @@
+//! The item pipeline: items flow through processors in order, then into every sink.
+//!
+//! This crate holds the [`Sink`] interface and the JSON Lines sink; processors, CSV and
+//! PostgreSQL sinks join it as the spider work lands.
+
+mod jsonl;
+mod pipeline;
+mod sink;
+
+pub use jsonl::JsonLinesSink;
+pub use pipeline::Pipeline;
+pub use sink::{Sink, SinkError};

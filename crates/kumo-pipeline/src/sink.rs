@@ -1,0 +1,23 @@
+//! The sink interface: where items end up.
+
+use kumo_core::Item;
+
+/// A sink failed to take an item.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error("cannot write {target}: {source}")]
+    Io { target: String, source: std::io::Error },
+    #[error("cannot encode item: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// A destination for items. Called from one task at a time, so it needs no locking.
+pub trait Sink: Send {
+    /// A short name for logs and the summary (`jsonl:out.jsonl`).
+    fn name(&self) -> String;
+
+    fn write(&mut self, item: &Item) -> Result<(), SinkError>;
+
+    /// Makes everything written so far durable enough for the sink's promise.
+    fn flush(&mut self) -> Result<(), SinkError>;
+}

@@ -1,0 +1,146 @@
+//! Canned responses for exact paths: odd statuses, headers, redirects and slow bodies.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderName, HeaderValue, LOCATION};
+use http::{HeaderMap, Response, StatusCode};
+
+use crate::body::Body;
+
+/// A canned response served for one exact path (the query is ignored when matching).
+///
+/// A fixture answers every method, so it can also stand in for a form endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fixture {
+    /// The status code, e.g. `200` or `503`.
+    pub status: u16,
+    /// Headers sent as given, in order (repeat a name to send it twice).
+    pub headers: Vec<(String, String)>,
+    /// The body. A fixture that sets `Content-Length` itself must make it match.
+    pub body: Bytes,
+    /// `0` sends the body in one piece; otherwise it goes out in chunks of this many bytes
+    /// (chunked transfer encoding unless the fixture sets `Content-Length`)…
+    pub chunk_size: usize,
+    /// …with this pause before each chunk, for a slow "trickle" body.
+    pub chunk_delay: Duration,
+}
+
+impl Default for Fixture {
+    /// An empty `200` response.
+    fn default() -> Self {
+        Fixture {
+            status: 200,
+            headers: Vec::new(),
+            body: Bytes::new(),
+            chunk_size: 0,
+            chunk_delay: Duration::ZERO,
+        }
+    }
+}
+
+impl Fixture {
+    /// A `200 text/html; charset=utf-8` page.
+    pub fn html(body: &str) -> Self {
+        Fixture {
+            headers: vec![("content-type".into(), "text/html; charset=utf-8".into())],
+            body: Bytes::copy_from_slice(body.as_bytes()),
+            ..Fixture::default()
+        }
+    }
+
+    /// A redirect (`301`, `302`, `303`, `307`, `308`, …) to `location`, with a tiny HTML body.
+    pub fn redirect(status: u16, location: &str) -> Self {
+        Fixture {
+            status,
+            headers: vec![
+                ("location".into(), location.into()),
+                ("content-type".into(), "text/html; charset=utf-8".into()),
+            ],
+            body: Bytes::from_static(b"<!DOCTYPE html><title>Redirect</title><p>Moved.</p>\n"),
+            ..Fixture::default()
+        }
+    }
+
+    /// Adds one header.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sends the body `chunk_size` bytes at a time, pausing `chunk_delay` before each chunk.
+    pub fn trickle(mut self, chunk_size: usize, chunk_delay: Duration) -> Self {
+        self.chunk_size = chunk_size;
+        self.chunk_delay = chunk_delay;
+        self
+    }
+}
+
+/// A fixture checked and converted once at start-up, so serving it only clones handles.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+    chunk_size: usize,
+    chunk_delay: Duration,
+}
+
+impl Prepared {
+    pub(crate) fn new(path: &str, f: Fixture) -> io::Result<Self> {
+        let bad = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
+        let status = StatusCode::from_u16(f.status)
+            .map_err(|_| bad(format!("fixture {path}: bad status {}", f.status)))?;
+        let mut headers = HeaderMap::with_capacity(f.headers.len());
+        for (name, value) in &f.headers {
+            let n = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| bad(format!("fixture {path}: bad header name {name:?}")))?;
+            let v = HeaderValue::from_str(value)
+                .map_err(|_| bad(format!("fixture {path}: bad value for {name}: {value:?}")))?;
+            headers.append(n, v);
+        }
+        Ok(Prepared { status, headers, body: f.body, chunk_size: f.chunk_size, chunk_delay: f.chunk_delay })
+    }
+
+    pub(crate) fn respond(&self) -> Response<Body> {
+        let body = Body::trickle(self.body.clone(), self.chunk_size, self.chunk_delay);
+        let mut resp = Response::new(body);
+        *resp.status_mut() = self.status;
+        *resp.headers_mut() = self.headers.clone();
+        resp
+    }
+}
+
+/// A small HTML response for the server's own errors (404, 403, 405).
+pub(crate) fn error_page(status: StatusCode) -> Response<Body> {
+    let body: &'static [u8] = match status {
+        StatusCode::NOT_FOUND => b"<!DOCTYPE html><title>404 Not Found</title><h1>Not Found</h1>\n",
+        StatusCode::FORBIDDEN => b"<!DOCTYPE html><title>403 Forbidden</title><h1>Forbidden</h1>\n",
+        StatusCode::METHOD_NOT_ALLOWED => {
+            b"<!DOCTYPE html><title>405 Method Not Allowed</title><h1>Method Not Allowed</h1>\n"
+        }
+        _ => b"<!DOCTYPE html><title>Error</title><h1>Error</h1>\n",
+    };
+    let mut resp = Response::new(Body::full(Bytes::from_static(body)));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        resp.headers_mut().insert(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    }
+    resp
+}
+
+/// A redirect the server makes itself (the directory's trailing-slash `301`).
+pub(crate) fn redirect(status: StatusCode, location: &str) -> Response<Body> {
+    match HeaderValue::from_str(location) {
+        Ok(loc) => {
+            let mut resp = Response::new(Body::empty());
+            *resp.status_mut() = status;
+            resp.headers_mut().insert(LOCATION, loc);
+            resp
+        }
+        // The location is built from the request's own path, so this cannot really happen.
+        Err(_) => error_page(StatusCode::NOT_FOUND),
+    }
+}

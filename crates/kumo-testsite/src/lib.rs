@@ -1,0 +1,52 @@
+//! kumo-testsite: the local HTTP server that kumo's tests, examples and `kumo bench` crawl.
+//!
+//! One [`TestServer`] answers on a loopback address (by default `127.0.0.1` on a random port)
+//! and serves, in this order of precedence:
+//!
+//! 1. **fixtures** — canned responses for exact paths ([`Fixture`]): any status, any headers,
+//!    optionally a slow "trickle" body sent in delayed chunks;
+//! 2. **the synthetic site** — a seeded, deterministic shop ([`SiteConfig`]) of `N` product
+//!    pages plus `/index.html`, with a link graph full of the things a crawler must get right
+//!    (relative and absolute spellings of one URL, fragments, duplicates, query variants,
+//!    external hosts, `mailto:` and `javascript:` links). [`SiteConfig::ground_truth`] says
+//!    exactly what a correct crawl must find, depth by depth;
+//! 3. **a directory** — static files, served like `python3 -m http.server` (directories
+//!    without a trailing slash answer `301`, no listings);
+//! 4. otherwise `404`. Methods other than GET and HEAD answer `405` unless a fixture matches.
+//!
+//! Every request is counted; with recording on (the default) each one is also logged as a
+//! [`Hit`]. Benchmarks turn recording off so the server never takes a lock.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use kumo_testsite::{Fixture, ServerBuilder, SiteConfig};
+//!
+//! let cfg = SiteConfig { pages: 500, ..SiteConfig::default() };
+//! let truth = cfg.ground_truth();
+//! let server = ServerBuilder::new()
+//!     .synthetic(cfg)
+//!     .fixture("/moved", Fixture::redirect(301, "/index.html"))
+//!     .start()
+//!     .await?;
+//! // ... crawl server.url("/index.html") with the crawler under test, then:
+//! assert_eq!(server.hit_count(), truth.unique_urls);
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The server never talks to anything but the client that connects to it; external links on
+//! the synthetic site point at `external_base` (a trap server the test runs) or at loopback
+//! addresses that nothing serves.
+
+mod body;
+mod directory;
+mod fixture;
+mod record;
+mod server;
+mod synthetic;
+
+pub use fixture::Fixture;
+pub use record::Hit;
+pub use server::{ServerBuilder, TestServer};
+pub use synthetic::{GroundTruth, SiteConfig};

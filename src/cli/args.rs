@@ -1,0 +1,139 @@
+//! The command line, as clap sees it (raw values; `crawl.rs` resolves them).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "kumo", version, about = "A fast, lean, resumable web crawler")]
+pub struct Cli {
+    /// More log output (-v: info, -vv: debug, -vvv: trace). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only errors on standard error.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Crawl from one or more start URLs, writing one JSON line per fetched page.
+    Crawl(Box<CrawlArgs>),
+    /// Crawl the built-in synthetic site on 127.0.0.1 and report speed and memory.
+    Bench(BenchArgs),
+    /// Serve the built-in test site (synthetic, or a directory) on 127.0.0.1 until Ctrl-C.
+    Testsite(TestsiteArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CrawlArgs {
+    /// Start URLs (http or https).
+    #[arg(required = true, value_name = "URL")]
+    pub urls: Vec<String>,
+    /// Where the page records go: a file, or - for standard output.
+    #[arg(short, long, default_value = "-", value_name = "FILE|-")]
+    pub output: String,
+    /// Deepest link depth to follow (start URLs are depth 0); 0 means unlimited.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_depth: u32,
+    /// Also accept this domain and its subdomains (the start URLs' domains always are).
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domains: Vec<String>,
+    /// Accept links to any domain.
+    #[arg(long)]
+    pub any_domain: bool,
+    /// Only follow URLs matching one of these (glob, or re:REGEX).
+    #[arg(long = "allow", value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Never follow URLs matching one of these (glob, or re:REGEX).
+    #[arg(long = "deny", value_name = "PATTERN")]
+    pub deny: Vec<String>,
+    /// Requests in flight at once, all hosts together.
+    #[arg(short = 'c', long, default_value_t = 32, value_name = "N")]
+    pub concurrency: usize,
+    /// Requests in flight at once to one host.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub per_host: u32,
+    /// Least time between two requests to one host, in milliseconds.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub delay_ms: u64,
+    /// A random extra of up to this many milliseconds on each delay.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub random_delay_ms: u64,
+    /// Stop after this many fetches; 0 means no limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_pages: u64,
+    /// Stop gracefully after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_duration: Option<f64>,
+    /// Drop this query parameter when de-duplicating URLs (repeatable).
+    #[arg(long = "strip-param", value_name = "NAME")]
+    pub strip_params: Vec<String>,
+    /// Sort query parameters when de-duplicating URLs.
+    #[arg(long)]
+    pub sort_query: bool,
+    /// De-duplicate by URL and source page (Spiderman's non-strict mode).
+    #[arg(long)]
+    pub non_strict: bool,
+    /// The User-Agent header.
+    #[arg(long, value_name = "UA")]
+    pub user_agent: Option<String>,
+    /// Seconds allowed for one whole request.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Largest body kept, in bytes after decompression.
+    #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Retries of a failed fetch (connect errors, timeouts, broken bodies).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub retries: u32,
+    /// Also write the summary as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+    /// No progress bar, even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Pages of the synthetic site.
+    #[arg(long, default_value_t = 20_000)]
+    pub pages: usize,
+    /// Approximate bytes per page.
+    #[arg(long, default_value_t = 12_000)]
+    pub page_bytes: usize,
+    /// Links per page.
+    #[arg(long, default_value_t = 20)]
+    pub links: usize,
+    /// Requests in flight at once.
+    #[arg(short = 'c', long, default_value_t = 64)]
+    pub concurrency: usize,
+    /// Print the summary as JSON too.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TestsiteArgs {
+    /// Pages of the synthetic site.
+    #[arg(long, default_value_t = 1000)]
+    pub pages: usize,
+    /// Approximate bytes per page.
+    #[arg(long, default_value_t = 12_000)]
+    pub page_bytes: usize,
+    /// Links per page.
+    #[arg(long, default_value_t = 20)]
+    pub links: usize,
+    /// Serve this directory instead of the synthetic site.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Keep no request log (for benchmarks).
+    #[arg(long)]
+    pub no_record: bool,
+}

@@ -1,0 +1,98 @@
+//! `kumo bench`: crawls the synthetic site (served by a child `kumo testsite` process, so the
+//! server's CPU and memory are not counted) and reports pages, pages/s, CPU per page and peak
+//! memory of the crawler process. Linux only: CPU and memory come from /proc/self.
+
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use kumo_core::Url;
+use kumo_engine::{CrawlConfig, Engine};
+use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
+use kumo_pipeline::JsonLinesSink;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use super::args::BenchArgs;
+
+/// CPU seconds (user + system) used by this process so far.
+fn cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // The kernel reports in USER_HZ, which is 100 on every Linux build that matters here.
+    Some(ticks / 100.0)
+}
+
+/// Peak resident memory of this process, in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+pub async fn run(a: BenchArgs) -> Result<ExitCode> {
+    let exe = std::env::current_exe().context("cannot find the kumo executable")?;
+    let mut child = Command::new(exe)
+        .args(["--quiet", "testsite", "--no-record"])
+        .args([
+            "--pages",
+            &a.pages.to_string(),
+            "--page-bytes",
+            &a.page_bytes.to_string(),
+            "--links",
+            &a.links.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start the test site process")?;
+    let stdout = child.stdout.take().context("no stdout from the test site")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).await?;
+    let base = line.trim();
+    anyhow::ensure!(base.starts_with("http://"), "the test site did not say where it listens");
+    let seed = Url::parse(&format!("{base}/index.html"))?;
+
+    let cfg = CrawlConfig {
+        seeds: vec![seed],
+        concurrency: a.concurrency,
+        politeness: Politeness {
+            default: HostPolicy { parallelism: a.concurrency as u32, ..Default::default() },
+            rules: vec![],
+        },
+        ..Default::default()
+    };
+    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
+        politeness: cfg.politeness.clone(),
+        ..Default::default()
+    }));
+    // Page records are serialized as for a real crawl, then thrown away.
+    let sink = JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()));
+    let cpu0 = cpu_secs().unwrap_or(0.0);
+    let mut engine = Engine::new();
+    engine.init(cfg, frontier, vec![Box::new(sink)])?;
+    engine.start().await?;
+    let summary = engine.wait().await?;
+    let cpu = cpu_secs().unwrap_or(0.0) - cpu0;
+    let _ = child.kill().await;
+
+    let pages = summary.pages.max(1) as f64;
+    let peak = peak_rss().unwrap_or(0);
+    println!("pages:        {}", summary.pages);
+    println!("elapsed:      {:.2} s", summary.elapsed_secs);
+    println!("pages/s:      {:.0}", summary.pages_per_sec);
+    println!("cpu/page:     {:.1} µs ({:.2} s of CPU)", cpu / pages * 1e6, cpu);
+    println!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0));
+    if a.json {
+        let j = serde_json::json!({
+            "pages": summary.pages, "elapsed_secs": summary.elapsed_secs, "pages_per_sec": summary.pages_per_sec,
+            "cpu_secs": cpu, "cpu_us_per_page": cpu / pages * 1e6, "peak_rss_bytes": peak, "summary": summary,
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,148 @@
+//! `kumo crawl`: raw arguments → checked settings → engine → summary.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use kumo_core::{CanonicalOptions, DedupMode, Url};
+use kumo_downloader::DownloaderConfig;
+use kumo_engine::{CrawlConfig, Engine, StopMode, Summary};
+use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness, ScopeConfig, UrlPattern};
+use kumo_pipeline::{JsonLinesSink, Sink};
+
+use super::args::CrawlArgs;
+use super::progress::ProgressBar;
+
+/// Parses and checks start URLs, with an error that names the bad one.
+pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
+    raw.iter()
+        .map(|s| {
+            let url = Url::parse(s.trim()).with_context(|| format!("invalid start URL {s:?}"))?;
+            if !matches!(url.scheme(), "http" | "https") {
+                bail!("start URL {s:?} is not http or https");
+            }
+            if url.host_str().is_none_or(str::is_empty) {
+                bail!("start URL {s:?} has no host");
+            }
+            Ok(url)
+        })
+        .collect()
+}
+
+/// Builds the crawl settings from the command line.
+pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    let mut downloader = DownloaderConfig {
+        timeout: Duration::from_secs_f64(a.timeout),
+        max_body_bytes: a.max_body,
+        ..Default::default()
+    };
+    if let Some(ua) = &a.user_agent {
+        downloader.user_agent = ua.clone();
+    }
+    let max_duration = match a.max_duration {
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(_) => bail!("--max-duration must be a positive number of seconds"),
+        None => None,
+    };
+    Ok(CrawlConfig {
+        seeds,
+        scope: ScopeConfig {
+            allowed_domains: a.allow_domains.clone(),
+            any_domain: a.any_domain,
+            max_depth: a.max_depth,
+            allow: a.allow.iter().map(|p| UrlPattern::parse(p)).collect(),
+            deny: a.deny.iter().map(|p| UrlPattern::parse(p)).collect(),
+            max_redirects: 10,
+        },
+        canonical: CanonicalOptions { sort_query: a.sort_query, strip_params: a.strip_params.clone() },
+        dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },
+        concurrency: a.concurrency,
+        politeness: Politeness {
+            default: HostPolicy {
+                parallelism: a.per_host,
+                delay: Duration::from_millis(a.delay_ms),
+                random_delay: Duration::from_millis(a.random_delay_ms),
+            },
+            rules: vec![],
+        },
+        downloader,
+        max_pages: a.max_pages,
+        max_duration,
+        max_retries: a.retries,
+        ..Default::default()
+    })
+}
+
+fn open_output(target: &str) -> Result<Box<dyn Sink>> {
+    if target == "-" {
+        return Ok(Box::new(JsonLinesSink::stdout()));
+    }
+    Ok(Box::new(JsonLinesSink::create(Path::new(target)).map_err(anyhow::Error::from)?))
+}
+
+pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
+    let seeds = parse_seeds(&a.urls)?;
+    let cfg = config_from_args(&a, seeds)?;
+    let sink = open_output(&a.output)?;
+    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
+        politeness: cfg.politeness.clone(),
+        ..Default::default()
+    }));
+    let mut engine = Engine::new();
+    engine.init(cfg, frontier, vec![sink])?;
+    let mut errors = engine.errors().context("error stream already taken")?;
+    // Log every error at debug level; the summary counts them all anyway.
+    tokio::spawn(async move {
+        while let Some(e) = errors.recv().await {
+            tracing::debug!(stage = %e.stage, kind = %e.kind, url = e.url.as_deref().unwrap_or(""), "{}", e.message);
+        }
+    });
+    engine.start().await?;
+    tracing::info!("crawl started");
+
+    // First Ctrl-C: graceful stop; second: stop now.
+    let stopper = engine.stopper();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("stopping: finishing what is in flight (Ctrl-C again to stop now)");
+            let _ = stopper.stop(StopMode::Graceful);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = stopper.stop(StopMode::Now);
+            }
+        }
+    });
+
+    let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
+    let summary = engine.wait().await?;
+    if let Some(b) = bar {
+        b.finish().await;
+    }
+    report(&summary, a.summary_json.as_deref())?;
+    Ok(exit_code(&summary))
+}
+
+/// Prints the human summary on standard error and writes the JSON one if asked.
+pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
+    eprint!("{summary}");
+    if let Some(p) = json_path {
+        let text = serde_json::to_string_pretty(summary)?;
+        std::fs::write(p, text + "\n")
+            .with_context(|| format!("cannot write the summary to {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Failure when nothing at all could be fetched; a crawl with some errors still succeeded.
+fn exit_code(summary: &Summary) -> ExitCode {
+    if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
+        eprintln!("error: no page could be fetched (see the errors above; -v shows each one)");
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,41 @@
+//! Command-line parsing and dispatch. Only this layer uses `anyhow`; the crates it calls
+//! return typed errors.
+
+mod args;
+mod bench;
+mod crawl;
+mod logging;
+mod progress;
+mod testsite;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.verbose, cli.quiet);
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async {
+        match cli.command {
+            Command::Crawl(a) => crawl::run(*a).await,
+            Command::Bench(a) => bench::run(a).await,
+            Command::Testsite(a) => testsite::run(a).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

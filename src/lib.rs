@@ -1,0 +1,22 @@
+//! kumo: a fast, lean, resumable web crawler and scraping framework.
+//!
+//! This crate is the front door: it re-exports the stage crates under short names so a user
+//! depends on `kumo` alone, and it holds the `kumo` command (`src/main.rs`).
+//!
+//! | module | crate | what it holds |
+//! |---|---|---|
+//! | [`core`] | kumo-core | Request, Response, Item, canonical URLs, fingerprints |
+//! | [`frontier`] | kumo-frontier | Frontier and SeenSet traits, scope, politeness, memory backend |
+//! | [`downloader`] | kumo-downloader | the HTTP client |
+//! | [`parse`] | kumo-parse | the streaming link extractor |
+//! | [`pipeline`] | kumo-pipeline | sinks |
+//! | [`engine`] | kumo-engine | the engine, status machine, summary |
+//! | [`testsite`] | kumo-testsite | the local test server |
+
+pub use kumo_core as core;
+pub use kumo_downloader as downloader;
+pub use kumo_engine as engine;
+pub use kumo_frontier as frontier;
+pub use kumo_parse as parse;
+pub use kumo_pipeline as pipeline;
+pub use kumo_testsite as testsite;

@@ -1,0 +1,7 @@
+//! The `kumo` command: a thin shell over the library crates.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}
