@@ -62,7 +62,8 @@ fn synthetic_page() -> String {
         (format!("http://cdn.example.org/assets/{}", rng.next(100_000)), "Partner site".into()),
     ];
     while links.len() < 20 {
-        let href = spelling(&mut rng, rng.next(20_000));
+        let k = rng.next(20_000);
+        let href = spelling(&mut rng, k);
         if rng.next(4) == 0 && links.len() < 19 {
             links.push((href.clone(), "Also".into()));
         }
@@ -122,6 +123,36 @@ fn bench_links(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(page.len() as u64));
     group.bench_function("synthetic_12k_20_links", |b| {
         b.iter(|| extract_links(black_box(page.as_bytes()), &url, encoding_rs::UTF_8));
+    });
+
+    // The floor: lol_html alone over the same page, with no handler and with one no-op
+    // `a[href]` handler.
+    group.bench_function("lol_html_floor_no_handlers", |b| {
+        b.iter(|| {
+            let settings = lol_html::Settings::new().with_strict(false);
+            let mut rw = lol_html::HtmlRewriter::new(settings, |_: &[u8]| {});
+            let _ = rw.write(black_box(page.as_bytes()));
+            let _ = rw.end();
+        });
+    });
+    group.bench_function("lol_html_floor_a_href_noop", |b| {
+        b.iter(|| {
+            let settings = lol_html::Settings::new().with_strict(false).append_element_content_handler(
+                lol_html::element!("a[href]", |_el| Ok(())),
+            );
+            let mut rw = lol_html::HtmlRewriter::new(settings, |_: &[u8]| {});
+            let _ = rw.write(black_box(page.as_bytes()));
+            let _ = rw.end();
+        });
+    });
+    group.bench_function("url_join_20", |b| {
+        let hrefs: Vec<String> = (0..20).map(|i| format!("../page/{}.html", i * 977)).collect();
+        b.iter(|| {
+            hrefs
+                .iter()
+                .filter_map(|h| url.join(black_box(h)).ok())
+                .collect::<Vec<_>>()
+        });
     });
 
     let path = concat!(

@@ -1,0 +1,58 @@
+//! Shared set-up for the engine's end-to-end tests: run a crawl against a test server and
+//! collect its page records.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kumo_core::{Item, Url};
+use kumo_engine::{CrawlConfig, Engine, Summary};
+use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
+use kumo_pipeline::CollectSink;
+
+/// A config for `seed` with test-friendly timeouts and no retries' back-off wait.
+pub fn config(seed: &str) -> CrawlConfig {
+    let mut cfg = CrawlConfig {
+        seeds: vec![Url::parse(seed).expect("seed URL")],
+        concurrency: 16,
+        parsers: 2,
+        politeness: Politeness { default: HostPolicy { parallelism: 16, ..Default::default() }, rules: vec![] },
+        retry_backoff: Duration::from_millis(10),
+        ..Default::default()
+    };
+    cfg.downloader.timeout = Duration::from_secs(10);
+    cfg
+}
+
+pub fn frontier(cfg: &CrawlConfig) -> Arc<MemoryFrontier> {
+    Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness: cfg.politeness.clone(), ..Default::default() }))
+}
+
+/// Runs a crawl to its end (bounded by a 60 s guard) and returns the summary and records.
+pub async fn crawl(cfg: CrawlConfig) -> (Summary, Vec<Item>) {
+    let sink = CollectSink::new();
+    let mut engine = Engine::new();
+    let f = frontier(&cfg);
+    engine.init(cfg, f, vec![Box::new(sink.clone())]).expect("init");
+    engine.start().await.expect("start");
+    let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait())
+        .await
+        .expect("crawl finished within 60 s")
+        .expect("wait");
+    (summary, sink.snapshot())
+}
+
+pub fn field<'a>(item: &'a Item, name: &str) -> &'a str {
+    item.get(name).and_then(|v| v.as_str()).unwrap_or("")
+}
+
+pub fn status(item: &Item) -> u64 {
+    item.get("status").and_then(|v| v.as_u64()).unwrap_or(0)
+}
+
+/// The distinct `url`s of the records.
+pub fn urls(items: &[Item]) -> BTreeSet<String> {
+    items.iter().map(|i| field(i, "url").to_string()).collect()
+}

@@ -1,0 +1,45 @@
+//! A sink that keeps items in memory, for tests, examples and embedding kumo in a program.
+
+use std::sync::{Arc, Mutex};
+
+use kumo_core::Item;
+
+use crate::{Sink, SinkError};
+
+/// Collects items into a shared vector; clone the handle from [`CollectSink::items`] before
+/// handing the sink to the engine.
+#[derive(Debug, Clone, Default)]
+pub struct CollectSink {
+    items: Arc<Mutex<Vec<Item>>>,
+}
+
+impl CollectSink {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The shared vector the sink appends to.
+    pub fn items(&self) -> Arc<Mutex<Vec<Item>>> {
+        self.items.clone()
+    }
+
+    /// A copy of everything collected so far.
+    pub fn snapshot(&self) -> Vec<Item> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Sink for CollectSink {
+    fn name(&self) -> String {
+        "memory".into()
+    }
+
+    fn write(&mut self, item: &Item) -> Result<(), SinkError> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner()).push(item.clone());
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
