@@ -96,11 +96,17 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let mut engine = Engine::new();
     engine.init(cfg, frontier, vec![sink])?;
     let mut errors = engine.errors().context("error stream already taken")?;
-    // Log every error at debug level; the summary counts them all anyway.
-    tokio::spawn(async move {
+    // Log every error at debug level (the summary counts them all anyway) and keep the first
+    // few, to say why when nothing at all could be fetched.
+    let first_errors = tokio::spawn(async move {
+        let mut first = Vec::new();
         while let Some(e) = errors.recv().await {
             tracing::debug!(stage = %e.stage, kind = %e.kind, url = e.url.as_deref().unwrap_or(""), "{}", e.message);
+            if first.len() < 3 {
+                first.push(e.to_string());
+            }
         }
+        first
     });
     engine.start().await?;
     tracing::info!("crawl started");
@@ -123,7 +129,9 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         b.finish().await;
     }
     report(&summary, a.summary_json.as_deref())?;
-    Ok(exit_code(&summary))
+    drop(engine); // closes the error stream, so the reader task ends
+    let first = first_errors.await.unwrap_or_default();
+    Ok(exit_code(&summary, &first))
 }
 
 /// Prints the human summary on standard error and writes the JSON one if asked.
@@ -138,9 +146,12 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
 }
 
 /// Failure when nothing at all could be fetched; a crawl with some errors still succeeded.
-fn exit_code(summary: &Summary) -> ExitCode {
+fn exit_code(summary: &Summary, first_errors: &[String]) -> ExitCode {
     if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
-        eprintln!("error: no page could be fetched (see the errors above; -v shows each one)");
+        eprintln!("error: no page could be fetched");
+        for e in first_errors {
+            eprintln!("  {e}");
+        }
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

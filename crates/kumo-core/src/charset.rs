@@ -1,12 +1,14 @@
 //! Character-encoding detection for fetched bodies.
 //!
 //! Order (WHATWG "encoding sniffing", with a statistical step where browsers would use their
-//! locale default): byte-order mark → HTTP `charset` → `<meta>` [prescan](prescan) of the first
-//! [`PRESCAN_LIMIT`] bytes → statistical detection (chardetng) → UTF-8.
+//! locale default): byte-order mark → HTTP `charset` → `<meta>` [prescan] of the first
+//! [`PRESCAN_LIMIT`] bytes → UTF-8 if the body is ASCII or valid UTF-8 → statistical detection
+//! (chardetng, over a prefix of at most [`DETECTOR_LIMIT`] bytes).
 //!
 //! Performance: this runs on every page. The common cases (a BOM, a header charset, a `<meta>`
 //! in the first KiB, or a plain-ASCII / valid-UTF-8 body) never reach chardetng, and the prescan
-//! is a single allocation-free pass over at most 1 KiB.
+//! is a single allocation-free pass over at most 1 KiB (measured: ~80 ns with a header charset,
+//! ~0.2 µs for a `<meta>` after 200 bytes of head, ~3 µs for an undeclared 13 KB UTF-8 page).
 //!
 //! Labels are looked up with [`Encoding::for_label_no_replacement`]: the `replacement` encoding
 //! (labels such as `iso-2022-kr`) would turn the whole body into one U+FFFD, which protects
@@ -19,6 +21,16 @@ use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252, X_USER_DEFI
 /// How many leading bytes of a body [`detect`] hands to [`prescan`], as the HTML standard
 /// encourages. A `<meta>` further in is only honoured by a full HTML parser (which re-parses).
 pub const PRESCAN_LIMIT: usize = 1024;
+
+/// At most how many leading bytes of an undeclared, non-UTF-8 body chardetng looks at.
+pub const DETECTOR_LIMIT: usize = 64 * 1024;
+
+/// chardetng stops being fed once it has seen this many non-ASCII bytes: a few hundred letters
+/// of text settle the guess.
+const DETECTOR_ENOUGH_NON_ASCII: usize = 256;
+
+/// The detector is fed in pieces this big, to stop soon after it has enough.
+const DETECTOR_CHUNK: usize = 1024;
 
 /// Where the encoding decision came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +79,22 @@ fn sniff_bytes(body: &[u8]) -> (&'static Encoding, Source) {
         }
         Err(_) => {}
     }
+    // chardetng runs every live candidate decoder over the text around non-ASCII bytes (about
+    // 90 µs per KiB of accented Latin prose here), so it gets the body in chunks until it has
+    // seen enough non-ASCII to be confident, or a byte cap: a large undeclared page costs a
+    // fraction of a millisecond, not tens. Long ASCII stretches (markup, scripts) are cheap.
     let mut detector = EncodingDetector::new();
-    detector.feed(body, true);
+    let (mut fed, mut non_ascii) = (0, 0);
+    for chunk in body[..body.len().min(DETECTOR_LIMIT)].chunks(DETECTOR_CHUNK) {
+        fed += chunk.len();
+        // `last` only at the real end, so a character cut at the end of a prefix does not count
+        // against the right candidate.
+        detector.feed(chunk, fed == body.len());
+        non_ascii += chunk.iter().filter(|b| !b.is_ascii()).count();
+        if non_ascii >= DETECTOR_ENOUGH_NON_ASCII {
+            break;
+        }
+    }
     (detector.guess(None, true), Source::Detector)
 }
 
@@ -459,6 +485,23 @@ mod tests {
         let (bytes, _, unmappable) = WINDOWS_1251.encode(&text);
         assert!(!unmappable);
         assert_eq!(detect(Some("text/html"), &bytes), (WINDOWS_1251, Source::Detector));
+    }
+
+    #[test]
+    fn detector_reads_a_prefix_of_long_bodies() {
+        let text = format!("<html><body><p>{}</p></body></html>", RUSSIAN.repeat(400));
+        let (bytes, _, _) = WINDOWS_1251.encode(&text);
+        assert!(bytes.len() > DETECTOR_LIMIT);
+        assert_eq!(detect(None, &bytes), (WINDOWS_1251, Source::Detector));
+    }
+
+    #[test]
+    fn detector_guesses_windows_1252_for_french() {
+        let text = "Le château se trouve près de la forêt, où l'été dure longtemps. Les élèves \
+            étudient à l'école française depuis déjà trois années. ";
+        let html = format!("<html><body><p>{}</p></body></html>", text.repeat(40));
+        let (bytes, _, _) = WINDOWS_1252.encode(&html);
+        assert_eq!(detect(None, &bytes), (WINDOWS_1252, Source::Detector));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! A [`Request`] travels from the frontier to the downloader, which turns it into a [`Response`];
 //! parsers turn responses into more requests and [`Item`]s. De-duplication works on
-//! [`Fingerprint`]s of the [canonical](canonical) form of a request, never on raw strings.
+//! [`Fingerprint`]s of the canonical ([`canonical`]) form of a request, never on raw strings.
 //! Module identity and counters ([`module`]) follow the gopcp webcrawler seeds.
 
 pub mod canonical;

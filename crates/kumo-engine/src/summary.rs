@@ -42,6 +42,25 @@ pub enum StopCause {
     StorageError,
 }
 
+impl StopCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopCause::Drained => "drained",
+            StopCause::MaxPages => "max-pages",
+            StopCause::MaxDuration => "max-duration",
+            StopCause::Stopped => "stopped",
+            StopCause::StoppedNow => "stopped-now",
+            StopCause::StorageError => "storage-error",
+        }
+    }
+}
+
+impl fmt::Display for StopCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The modules of the crawl, by kind.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Modules {
@@ -79,7 +98,7 @@ impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "crawl {} ({:?}) after {:.2}s: {} pages ({:.0}/s), {} items, {} bytes",
+            "crawl {} ({}) after {:.2}s: {} pages ({:.0}/s), {} items, {} bytes",
             self.status,
             self.stopped_by,
             self.elapsed_secs,

@@ -13,7 +13,8 @@ use kumo_testsite::{Fixture, ServerBuilder, SiteConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn statuses_through_a_run_and_a_restart() {
-    let server = ServerBuilder::new().synthetic(SiteConfig { pages: 30, ..Default::default() }).start().await.unwrap();
+    let server =
+        ServerBuilder::new().synthetic(SiteConfig { pages: 30, ..Default::default() }).start().await.unwrap();
     let mut engine = Engine::new();
     assert_eq!(engine.status(), Status::Uninitialized);
     assert!(matches!(engine.start().await, Err(EngineError::Transition(_))), "start before init");
@@ -39,7 +40,9 @@ async fn statuses_through_a_run_and_a_restart() {
     assert_eq!(server.hit_count(), hits);
 
     // Re-initialized after a stop, it runs a new crawl.
-    engine.init(cfg, frontier(&config(&server.url("/index.html"))), vec![Box::new(CollectSink::new())]).unwrap();
+    engine
+        .init(cfg, frontier(&config(&server.url("/index.html"))), vec![Box::new(CollectSink::new())])
+        .unwrap();
     engine.start().await.unwrap();
     assert_eq!(engine.wait().await.unwrap().pages, summary.pages);
 }
@@ -118,7 +121,11 @@ async fn stop_now_abandons_what_is_in_flight() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_pages_is_exact() {
-    let server = ServerBuilder::new().synthetic(SiteConfig { pages: 200, ..Default::default() }).start().await.unwrap();
+    let server = ServerBuilder::new()
+        .synthetic(SiteConfig { pages: 200, ..Default::default() })
+        .start()
+        .await
+        .unwrap();
     let mut cfg = config(&server.url("/index.html"));
     cfg.max_pages = 37;
     let (summary, items) = crawl(cfg).await;
@@ -175,7 +182,11 @@ async fn redirects_are_followed_hop_by_hop_up_to_the_limit() {
     let (summary, items) = crawl(cfg).await;
     assert_eq!(server.hits().iter().filter(|h| h.target.starts_with("/r/")).count(), 6, "/r/0 and five hops");
     assert_eq!(summary.skipped[&SkipReason::TooManyRedirects], 1);
-    assert_eq!(server.hits().iter().filter(|h| h.target.starts_with("/loop/")).count(), 2, "a loop ends when it comes back to a seen URL");
+    assert_eq!(
+        server.hits().iter().filter(|h| h.target.starts_with("/loop/")).count(),
+        2,
+        "a loop ends when it comes back to a seen URL"
+    );
     assert_eq!(summary.skipped[&SkipReason::Scheme], 1, "a redirect to a non-http scheme is skipped");
     let hop = items.iter().find(|i| common::field(i, "url").ends_with("/r/1")).unwrap();
     assert!(common::field(hop, "redirected_from").ends_with("/r/0"));

@@ -31,7 +31,8 @@ async fn quotes_site_ground_truth() {
 
     // Every listed URL was fetched with status 200.
     let base = server.base_url();
-    let fetched: BTreeSet<String> = ok.iter().map(|i| field(i, "url").trim_start_matches(&base).to_string()).collect();
+    let fetched: BTreeSet<String> =
+        ok.iter().map(|i| field(i, "url").trim_start_matches(&base).to_string()).collect();
     let listed = std::fs::read_to_string(root.join("quotes-site.urls.txt")).expect("url list");
     for path in listed.lines().filter(|l| !l.is_empty()) {
         assert!(fetched.contains(path), "{path} was fetched");

@@ -74,7 +74,8 @@ async fn an_allowed_domain_is_followed() {
     let mut cfg = config(&server.url("/index.html"));
     cfg.scope.allowed_domains = vec!["127.0.0.2".into()];
     let (_, items) = crawl(cfg).await;
-    let external: Vec<_> = items.iter().filter(|i| common::field(i, "url").starts_with(&trap.base_url())).collect();
+    let external: Vec<_> =
+        items.iter().filter(|i| common::field(i, "url").starts_with(&trap.base_url())).collect();
     assert!(!external.is_empty(), "links to the allowed domain were followed");
     assert_eq!(external.len(), trap.hit_count(), "each external URL fetched once");
     assert!(external.iter().all(|i| status(i) == 404), "the trap serves nothing");

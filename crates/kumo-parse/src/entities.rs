@@ -56,8 +56,8 @@ fn reference(rest: &str, context: Context) -> Option<(char, usize)> {
         return Some((ch, name.len() + 1));
     }
     // Without a `;` only the legacy names count, and not where a URL would be broken by it.
-    let blocked = context == Context::Attribute
-        && after.is_some_and(|c| c == b'=' || c.is_ascii_alphanumeric());
+    let blocked =
+        context == Context::Attribute && after.is_some_and(|c| c == b'=' || c.is_ascii_alphanumeric());
     (legacy && !blocked).then_some((ch, name.len()))
 }
 
@@ -75,12 +75,10 @@ fn numeric_reference(s: &str) -> Option<(char, usize)> {
         return None;
     }
     // Saturate instead of overflowing: anything past U+10FFFF becomes U+FFFD below anyway.
-    let value = s[digits_at..digits_at + digits]
-        .bytes()
-        .fold(0u32, |acc, c| {
-            let digit = char::from(c).to_digit(radix).unwrap_or(0);
-            acc.saturating_mul(radix).saturating_add(digit)
-        });
+    let value = s[digits_at..digits_at + digits].bytes().fold(0u32, |acc, c| {
+        let digit = char::from(c).to_digit(radix).unwrap_or(0);
+        acc.saturating_mul(radix).saturating_add(digit)
+    });
     let mut len = digits_at + digits;
     if s.as_bytes().get(len) == Some(&b';') {
         len += 1;

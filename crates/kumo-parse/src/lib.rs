@@ -20,5 +20,6 @@ mod entities;
 mod issue;
 mod links;
 mod resolve;
+mod title;
 
 pub use links::{PageLinks, extract_links};

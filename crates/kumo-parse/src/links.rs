@@ -1,27 +1,26 @@
 //! The streaming link extractor: one lol_html pass over the page, no DOM.
 //!
-//! Handlers only record *where* each `href`/`src` value sits in the input (byte ranges that
-//! lol_html reports), so scanning allocates nothing per link; [`resolve`](crate::resolve) reads
-//! the values afterwards, once the first `<base href>` of the whole document is known (the
-//! standard applies it to links before it, too).
+//! The pass only records *where* things are: the byte ranges of link values, of the first
+//! `<base href>` and of the first title, as lol_html reports them. Nothing is allocated per link
+//! while scanning; [`resolve`](crate::resolve) reads the values afterwards, once the whole
+//! document's base URL is known (the standard applies the first `<base href>` to links before
+//! it, too).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::LazyLock;
 
 use encoding_rs::Encoding;
 use lol_html::errors::SelectorError;
-use lol_html::html_content::{Element, TextChunk};
+use lol_html::html_content::Element;
 use lol_html::{
-    AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings, Selector,
-    Settings,
+    AsciiCompatibleEncoding, ElementContentHandlers, HtmlRewriter, MemorySettings, Selector, Settings,
 };
 use url::Url;
 
-use crate::entities::{self, Context};
 use crate::issue::{Issue, Issues};
 use crate::resolve::{self, Page};
+use crate::title;
 
 /// The links and title of one page.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,143 +62,87 @@ fn extract(
     page_encoding: &'static Encoding,
 ) -> PageLinks {
     let mut issues = Issues::default();
-    let scan = match &*SELECTORS {
-        Ok(selectors) => scan(input, input_encoding, selectors, &mut issues),
-        // Unreachable with the constant selectors (a unit test parses them), but not worth a
+    let scan = match &*SELECTOR {
+        Ok(selector) => scan(input, input_encoding, selector, &mut issues),
+        // Unreachable with the constant selector (a unit test parses it), but not worth a
         // panic on a crawler's hot path.
         Err(e) => {
             issues.push(|| Issue::Selector(*e));
             Scan::default()
         }
     };
-    let page = Page {
-        input,
-        input_encoding: input_encoding.into(),
-        page_encoding,
-        url: page_url,
-    };
+    let page = Page { input, input_encoding: input_encoding.into(), page_encoding, url: page_url };
     let links = resolve::resolve(&page, scan.base, &scan.hrefs, &mut issues);
-    let title = scan.title.finish();
-    PageLinks {
-        links,
-        title,
-        issues: issues.into_vec(),
-    }
+    let title =
+        scan.title.and_then(|range| input.get(range)).and_then(|raw| title::finish(raw, page.input_encoding));
+    PageLinks { links, title, issues: issues.into_vec() }
 }
 
-/// The selectors, parsed once per process.
-struct Selectors {
-    /// Elements whose `href` is a link.
-    hrefs: Selector,
-    /// Elements whose `src` is a link.
-    srcs: Selector,
-    /// `<link>`s, kept only with `rel` containing `next`.
-    link: Selector,
-    base: Selector,
-    title: Selector,
-}
+/// Every element the extractor looks at, in one selector with one handler. Plain tag names
+/// (no `[href]` conditions) measured fastest: lol_html decides on the name alone, and the
+/// handler reads the attributes it needs anyway.
+static SELECTOR: LazyLock<Result<Selector, SelectorError>> =
+    LazyLock::new(|| "a, area, iframe, frame, link, base, title".parse());
 
-static SELECTORS: LazyLock<Result<Selectors, SelectorError>> = LazyLock::new(|| {
-    Ok(Selectors {
-        hrefs: "a[href], area[href]".parse()?,
-        srcs: "iframe[src], frame[src]".parse()?,
-        link: "link[href][rel]".parse()?,
-        base: "base[href]".parse()?,
-        title: "title".parse()?,
-    })
-});
-
-/// What the handlers record during the pass.
+/// What the pass records, as byte ranges of the input.
 #[derive(Default)]
 struct Scan {
-    /// Byte ranges of link values in `input`, in document order.
+    /// Link values, in document order.
     hrefs: Vec<Range<usize>>,
     /// The first `<base href>` value.
     base: Option<Range<usize>>,
-    title: TitleCapture,
+    /// The raw text of the first `<title>`.
+    ///
+    /// lol_html reports an SVG `<title>` (an HTML integration point) in the HTML namespace, so
+    /// an inline SVG's title that comes before the document's counts as the title. Telling them
+    /// apart would take a descendant selector on every page for a case that needs an SVG in the
+    /// `<head>` or a page without a real title.
+    title: Option<Range<usize>>,
 }
 
-/// The text of the first `<title>`.
-///
-/// lol_html reports an SVG `<title>` (an HTML integration point) in the HTML namespace, so an
-/// inline SVG's title that comes before the document's counts as the title. Telling them apart
-/// would take a descendant selector on every page for a case that needs an SVG in the `<head>`
-/// or a page without a real title.
-#[derive(Default)]
-struct TitleCapture {
-    raw: String,
-    /// `<title>` start tags seen so far.
-    seen: u32,
-    /// Inside the first one, until its text node ends.
-    capturing: bool,
-}
-
-impl TitleCapture {
-    fn finish(self) -> Option<String> {
-        let mut decoded = String::new();
-        let text = entities::decode(&self.raw, Context::Text, &mut decoded);
-        let title = entities::collapse_whitespace(text);
-        (!title.is_empty()).then_some(title)
+impl Scan {
+    fn record(&mut self, el: &Element<'_, '_>, input: &[u8]) {
+        let tag = el.source_location().bytes();
+        // The tag name from the input itself: `Element::tag_name()` allocates a String.
+        let name = input
+            .get(tag.start + 1..tag.end)
+            .map(|t| {
+                let len = t
+                    .iter()
+                    .position(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>')
+                    .unwrap_or(t.len());
+                &t[..len]
+            })
+            .unwrap_or_default();
+        let is = |want: &[u8]| name.eq_ignore_ascii_case(want);
+        if is(b"a") || is(b"area") {
+            self.hrefs.extend(attribute(el, input, b"href"));
+        } else if is(b"iframe") || is(b"frame") {
+            self.hrefs.extend(attribute(el, input, b"src"));
+        } else if is(b"link") {
+            let is_next = attribute(el, input, b"rel").and_then(|rel| input.get(rel)).is_some_and(|rel| {
+                rel.split(u8::is_ascii_whitespace).any(|token| token.eq_ignore_ascii_case(b"next"))
+            });
+            if is_next {
+                self.hrefs.extend(attribute(el, input, b"href"));
+            }
+        } else if is(b"base") {
+            if self.base.is_none() {
+                self.base = attribute(el, input, b"href");
+            }
+        } else if is(b"title") && self.title.is_none() {
+            self.title = Some(title::text_range(input, tag.end));
+        }
     }
 }
 
-/// Runs lol_html over `input`, recording link positions, the first base and the title.
-fn scan(
-    input: &[u8],
-    encoding: AsciiCompatibleEncoding,
-    selectors: &Selectors,
-    issues: &mut Issues,
-) -> Scan {
-    let state = RefCell::new(Scan {
-        hrefs: Vec::with_capacity(64),
-        ..Scan::default()
-    });
-    let on_href = |el: &mut Element<'_, '_>| {
-        if let Some(value) = attribute(el, input, b"href") {
-            state.borrow_mut().hrefs.push(value);
-        }
+/// Runs lol_html over `input`, recording link positions, the first base and the first title.
+fn scan(input: &[u8], encoding: AsciiCompatibleEncoding, selector: &Selector, issues: &mut Issues) -> Scan {
+    let mut scan = Scan { hrefs: Vec::with_capacity(64), ..Scan::default() };
+    let on_element = |el: &mut Element<'_, '_>| {
+        scan.record(el, input);
         Ok(())
     };
-    let on_src = |el: &mut Element<'_, '_>| {
-        if let Some(value) = attribute(el, input, b"src") {
-            state.borrow_mut().hrefs.push(value);
-        }
-        Ok(())
-    };
-    let on_link = |el: &mut Element<'_, '_>| {
-        let is_next = attribute(el, input, b"rel")
-            .and_then(|rel| input.get(rel))
-            .is_some_and(|rel| {
-                rel.split(u8::is_ascii_whitespace)
-                    .any(|token| token.eq_ignore_ascii_case(b"next"))
-            });
-        if is_next && let Some(value) = attribute(el, input, b"href") {
-            state.borrow_mut().hrefs.push(value);
-        }
-        Ok(())
-    };
-    let on_base = |el: &mut Element<'_, '_>| {
-        let mut state = state.borrow_mut();
-        if state.base.is_none() {
-            state.base = attribute(el, input, b"href");
-        }
-        Ok(())
-    };
-    let on_title = |_: &mut Element<'_, '_>| {
-        let title = &mut state.borrow_mut().title;
-        title.capturing = title.seen == 0;
-        title.seen += 1;
-        Ok(())
-    };
-    let on_title_text = |chunk: &mut TextChunk<'_>| {
-        let title = &mut state.borrow_mut().title;
-        if title.capturing {
-            title.raw.push_str(chunk.as_str());
-            title.capturing = !chunk.last_in_text_node();
-        }
-        Ok(())
-    };
-
     let settings = Settings::new()
         .with_encoding(encoding)
         // Non-strict: markup that is ambiguous without a tree builder is parsed on a best guess
@@ -208,15 +151,9 @@ fn scan(
         // The whole body is written at once, so the parser only buffers an unfinished
         // construct at the very end; no need to preallocate for chunk boundaries.
         .with_memory_settings(MemorySettings::new().with_preallocated_parsing_buffer_size(0))
-        .append_element_content_handler(handler(&selectors.hrefs, on_href))
-        .append_element_content_handler(handler(&selectors.srcs, on_src))
-        .append_element_content_handler(handler(&selectors.link, on_link))
-        .append_element_content_handler(handler(&selectors.base, on_base))
         .append_element_content_handler((
-            Cow::Borrowed(&selectors.title),
-            ElementContentHandlers::default()
-                .element(on_title)
-                .text(on_title_text),
+            Cow::Borrowed(selector),
+            ElementContentHandlers::default().element(on_element),
         ));
     // The rewritten output is not wanted: a no-op sink.
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
@@ -224,7 +161,7 @@ fn scan(
     let result = match rewriter.write(input) {
         Ok(()) => rewriter.end(),
         Err(e) => {
-            // Ends the handlers' borrows of `state` either way.
+            // Ends the handler's borrow of `scan` either way.
             drop(rewriter);
             Err(e)
         }
@@ -232,17 +169,7 @@ fn scan(
     if let Err(e) = result {
         issues.push(|| Issue::Rewriter(e));
     }
-    state.into_inner()
-}
-
-fn handler<'s, 'h>(
-    selector: &'s Selector,
-    on_element: impl FnMut(&mut Element<'_, '_>) -> lol_html::HandlerResult + 'h,
-) -> (Cow<'s, Selector>, ElementContentHandlers<'h>) {
-    (
-        Cow::Borrowed(selector),
-        ElementContentHandlers::default().element(on_element),
-    )
+    scan
 }
 
 /// The byte range in `input` of the value of `el`'s attribute `name` (ASCII lower case);
@@ -264,7 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn built_in_selectors_parse() {
-        assert!(SELECTORS.is_ok(), "{:?}", SELECTORS.as_ref().err());
+    fn built_in_selector_parses() {
+        assert!(SELECTOR.is_ok(), "{:?}", SELECTOR.as_ref().err());
     }
 }

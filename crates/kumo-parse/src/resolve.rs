@@ -52,10 +52,8 @@ pub(crate) fn resolve(
         Some(raw) => {
             let raw = page.input_encoding.decode_without_bom_handling(raw).0;
             let href = entities::decode(&raw, Context::Attribute, &mut scratch).trim_matches(is_space);
-            let parsed = Url::options()
-                .base_url(Some(page.url))
-                .encoding_override(encoding_override)
-                .parse(href);
+            let parsed =
+                Url::options().base_url(Some(page.url)).encoding_override(encoding_override).parse(href);
             match parsed {
                 Ok(url) => Cow::Owned(url),
                 Err(source) => {
@@ -65,15 +63,24 @@ pub(crate) fn resolve(
             }
         }
     };
-    let options = Url::options()
-        .base_url(Some(&base_url))
-        .encoding_override(encoding_override);
+    let options = Url::options().base_url(Some(&base_url)).encoding_override(encoding_override);
 
     let mut links = Vec::with_capacity(hrefs.len());
-    for range in hrefs {
+    // Pages repeat links (navigation, tag lists): a value seen before, byte for byte, resolves
+    // to the same URL, so skip it before paying for a parse. Hashing only pays off on big pages.
+    let mut seen_raw: HashSet<&[u8]> = HashSet::new();
+    for (i, range) in hrefs.iter().enumerate() {
         let Some(raw) = page.input.get(range.clone()) else {
             continue;
         };
+        let repeated = if hrefs.len() <= LINEAR_DEDUP_MAX {
+            hrefs[..i].iter().any(|r| page.input.get(r.clone()) == Some(raw))
+        } else {
+            !seen_raw.insert(raw)
+        };
+        if repeated {
+            continue;
+        }
         let raw = page.input_encoding.decode_without_bom_handling(raw).0;
         let href = entities::decode(&raw, Context::Attribute, &mut scratch).trim_matches(is_space);
         if is_skipped(href) {
@@ -126,8 +133,7 @@ fn encode_query<'s>(encoding: &'static Encoding, s: &'s str) -> Cow<'s, [u8]> {
             .max_buffer_length_from_utf8_without_replacement(rest.len())
             .unwrap_or(rest.len() * 4 + 16);
         out.reserve(needed);
-        let (result, read) =
-            encoder.encode_from_utf8_to_vec_without_replacement(rest, &mut out, true);
+        let (result, read) = encoder.encode_from_utf8_to_vec_without_replacement(rest, &mut out, true);
         rest = &rest[read..];
         match result {
             EncoderResult::InputEmpty => break,
@@ -176,7 +182,8 @@ mod tests {
 
     #[test]
     fn skip_rules() {
-        for href in ["", "#", "#top", "javascript:void(0)", "JavaScript:x", "mailto:a@b", "data:,x", "tel:+1"] {
+        for href in ["", "#", "#top", "javascript:void(0)", "JavaScript:x", "mailto:a@b", "data:,x", "tel:+1"]
+        {
             assert!(is_skipped(href), "{href}");
         }
         for href in ["page.html", "javascript", "/mailto:x", "data", "?q#f"] {

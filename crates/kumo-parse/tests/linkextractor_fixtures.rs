@@ -8,10 +8,7 @@ use kumo_core::charset::{self, Source};
 use kumo_parse::{PageLinks, extract_links};
 use url::Url;
 
-const DIR: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/testdata/linkextractor/"
-);
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata/linkextractor/");
 
 fn page_url() -> Url {
     Url::parse("http://example.com/sample.html").expect("valid page URL")
@@ -51,10 +48,7 @@ fn linkextractor_html() {
             "http://example.com/page%204.html",
         ]
     );
-    assert_eq!(
-        found.title.as_deref(),
-        Some("Sample page with links for testing LinkExtractor")
-    );
+    assert_eq!(found.title.as_deref(), Some("Sample page with links for testing LinkExtractor"));
     assert!(found.issues.is_empty(), "{:?}", found.issues);
 }
 
@@ -107,10 +101,7 @@ fn linkextractor_noenc_html() {
             "http://example.com/sample_%E2%82%AC.html",
         ]
     );
-    assert_eq!(
-        found.title.as_deref(),
-        Some("Sample page without encoding for testing LinkExtractor")
-    );
+    assert_eq!(found.title.as_deref(), Some("Sample page without encoding for testing LinkExtractor"));
 }
 
 #[test]

@@ -18,7 +18,7 @@ impl JsonLinesSink {
     /// Creates (truncates) `path`. The error names the path.
     pub fn create(path: &Path) -> Result<Self, SinkError> {
         let target = path.display().to_string();
-        let file = File::create(path).map_err(|source| SinkError::Io { target: target.clone(), source })?;
+        let file = File::create(path).map_err(|error| SinkError::Io { target: target.clone(), error })?;
         Ok(Self::from_writer(target, Box::new(file)))
     }
 
@@ -31,8 +31,8 @@ impl JsonLinesSink {
         JsonLinesSink { target, out: BufWriter::with_capacity(64 * 1024, w) }
     }
 
-    fn io(&self, source: io::Error) -> SinkError {
-        SinkError::Io { target: self.target.clone(), source }
+    fn io(&self, error: io::Error) -> SinkError {
+        SinkError::Io { target: self.target.clone(), error }
     }
 }
 

@@ -5,8 +5,9 @@ use kumo_core::Item;
 /// A sink failed to take an item.
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
-    #[error("cannot write {target}: {source}")]
-    Io { target: String, source: std::io::Error },
+    /// The cause is part of the message (not a `source`), so it prints once.
+    #[error("cannot write {target}: {error}")]
+    Io { target: String, error: std::io::Error },
     #[error("cannot encode item: {0}")]
     Encode(#[from] serde_json::Error),
 }

@@ -18,7 +18,10 @@ pub fn config(seed: &str) -> CrawlConfig {
         seeds: vec![Url::parse(seed).expect("seed URL")],
         concurrency: 16,
         parsers: 2,
-        politeness: Politeness { default: HostPolicy { parallelism: 16, ..Default::default() }, rules: vec![] },
+        politeness: Politeness {
+            default: HostPolicy { parallelism: 16, ..Default::default() },
+            rules: vec![],
+        },
         retry_backoff: Duration::from_millis(10),
         ..Default::default()
     };
@@ -27,7 +30,10 @@ pub fn config(seed: &str) -> CrawlConfig {
 }
 
 pub fn frontier(cfg: &CrawlConfig) -> Arc<MemoryFrontier> {
-    Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness: cfg.politeness.clone(), ..Default::default() }))
+    Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
+        politeness: cfg.politeness.clone(),
+        ..Default::default()
+    }))
 }
 
 /// Runs a crawl to its end (bounded by a 60 s guard) and returns the summary and records.

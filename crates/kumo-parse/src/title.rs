@@ -1,0 +1,64 @@
+//! The page title: the text of the first `<title>`, read straight from the input bytes.
+//!
+//! `<title>` content is RCDATA (no tags inside, only character references), so its text runs
+//! from the end of the start tag to the first `</title` end tag; finding that with a byte search
+//! spares lol_html's text-chunk machinery on every page.
+
+use std::ops::Range;
+
+use encoding_rs::Encoding;
+
+use crate::entities::{self, Context};
+
+/// The byte range of a title's raw text, given where its start tag ends in `input`.
+pub(crate) fn text_range(input: &[u8], start_tag_end: usize) -> Range<usize> {
+    let rest = input.get(start_tag_end..).unwrap_or_default();
+    let len = end_tag_at(rest).unwrap_or(rest.len());
+    start_tag_end..start_tag_end + len
+}
+
+/// Offset of the RCDATA end tag `</title` (followed by whitespace, `/`, `>` or the end).
+fn end_tag_at(rest: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = rest.get(from..)?.windows(2).position(|w| w == b"</") {
+        let at = from + found;
+        let name = rest.get(at + 2..at + 7);
+        let after = rest.get(at + 7).copied();
+        if name.is_some_and(|n| n.eq_ignore_ascii_case(b"title"))
+            && after.is_none_or(|c| matches!(c, b'\t' | b'\n' | b'\x0C' | b'\r' | b' ' | b'/' | b'>'))
+        {
+            return Some(at);
+        }
+        from = at + 2;
+    }
+    None
+}
+
+/// The title as `document.title` gives it: references decoded, ASCII whitespace stripped and
+/// collapsed; `None` when that leaves nothing.
+pub(crate) fn finish(raw: &[u8], encoding: &'static Encoding) -> Option<String> {
+    let (text, _) = encoding.decode_without_bom_handling(raw);
+    let mut decoded = String::new();
+    let text = entities::decode(&text, Context::Text, &mut decoded);
+    let title = entities::collapse_whitespace(text);
+    (!title.is_empty()).then_some(title)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(html: &str, start_tag_end: usize) -> &str {
+        &html[text_range(html.as_bytes(), start_tag_end)]
+    }
+
+    #[test]
+    fn finds_the_end_tag() {
+        assert_eq!(raw("<title>a <b> c</title>", 7), "a <b> c");
+        assert_eq!(raw("<title>a</TITLE >", 7), "a");
+        assert_eq!(raw("<title>a</titles></title>", 7), "a</titles>");
+        assert_eq!(raw("<title>a </p> b", 7), "a </p> b");
+        assert_eq!(raw("<title>", 7), "");
+        assert_eq!(raw("<title>x</title", 7), "x");
+    }
+}

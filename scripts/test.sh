@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The one test command (README, and what CI runs): installs what the tests need when it is
+# missing, then checks formatting and lints, then runs every test of the workspace.
+#
+# Needs: the Rust toolchain, and `shared/testdata` beside the repository (or KUMO_TESTDATA
+# pointing at a copy). Tests start their own servers on 127.0.0.1; nothing else is contacted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Test data: the quotes site and vectors live in shared/testdata beside the checkout.
+if [[ -z "${KUMO_TESTDATA:-}" && ! -d ../shared/testdata/quotes-site ]]; then
+  echo "error: ../shared/testdata is missing (set KUMO_TESTDATA to its path)" >&2
+  exit 2
+fi
+
+# rustfmt and clippy ship as rustup components; add them if this toolchain lacks them.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked "$@"

@@ -1,0 +1,141 @@
+//! The real `kumo` binary, end to end: output format, summaries, and clear errors for bad
+//! input. Each test starts its own test site on 127.0.0.1.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use kumo_testsite::{ServerBuilder, SiteConfig};
+
+const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
+
+/// Runs `kumo ARGS` with a 60 s guard.
+async fn kumo(args: &[&str]) -> Output {
+    let child = tokio::process::Command::new(KUMO).args(args).kill_on_drop(true).output();
+    tokio::time::timeout(Duration::from_secs(60), child)
+        .await
+        .expect("kumo finished in 60 s")
+        .expect("kumo ran")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read_lines(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_writes_one_json_line_per_page_and_a_summary() {
+    let site = SiteConfig { pages: 120, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pages.jsonl");
+    let summary = dir.path().join("summary.json");
+    let o = kumo(&[
+        "crawl",
+        &server.url("/index.html"),
+        "-o",
+        out.to_str().unwrap(),
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ])
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = read_lines(&out);
+    assert_eq!(lines.len(), truth.unique_urls);
+    for l in &lines {
+        for field in [
+            "url",
+            "final_url",
+            "status",
+            "content_type",
+            "depth",
+            "referrer",
+            "title",
+            "bytes",
+            "fetched_at",
+        ] {
+            assert!(l.get(field).is_some(), "{field} missing in {l}");
+        }
+    }
+    let first = &lines.iter().find(|l| l["depth"] == 0).unwrap();
+    assert_eq!(first["referrer"], serde_json::Value::Null);
+    assert_eq!(first["title"], "Catalogue | Bench Shop");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(s["pages"], truth.unique_urls as u64);
+    assert_eq!(s["by_status"]["200"], truth.unique_urls as u64);
+    assert_eq!(s["stopped_by"], "drained");
+    assert_eq!(s["modules"]["downloaders"][0]["id"], "D1");
+    assert!(stderr(&o).contains("by status: 200:"), "human summary on stderr: {}", stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_to_stdout_with_depth_and_page_limits() {
+    let site = SiteConfig { pages: 200, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let o = kumo(&["crawl", &server.url("/index.html"), "--max-depth", "1", "-q"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let n = String::from_utf8_lossy(&o.stdout).lines().count();
+    assert_eq!(n, truth.urls_within_depth(1));
+    let o = kumo(&["crawl", &server.url("/index.html"), "--max-pages", "9", "-o", "-"]).await;
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 9);
+}
+
+#[tokio::test]
+async fn an_invalid_start_url_is_a_clear_error() {
+    let o = kumo(&["crawl", "not a url"]).await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("invalid start URL \"not a url\""), "{}", stderr(&o));
+}
+
+#[tokio::test]
+async fn a_non_http_start_url_is_a_clear_error() {
+    let o = kumo(&["crawl", "ftp://127.0.0.1/file"]).await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is not http or https"), "{}", stderr(&o));
+}
+
+#[tokio::test]
+async fn an_unwritable_output_path_is_a_clear_error() {
+    let o = kumo(&["crawl", "http://127.0.0.1:1/", "-o", "/nonexistent-dir/out.jsonl"]).await;
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("cannot write /nonexistent-dir/out.jsonl"), "{e}");
+}
+
+#[tokio::test]
+async fn an_unreachable_host_fails_with_the_reason() {
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    let o = kumo(&["crawl", "http://127.0.0.1:1/", "--retries", "0", "-o", "-"]).await;
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("downloader:connect: 1"), "{e}");
+    assert!(e.contains("no page could be fetched"), "{e}");
+    assert!(o.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn bad_flags_are_refused_by_name() {
+    let o = kumo(&["crawl", "http://127.0.0.1:1/", "--concurrency", "lots"]).await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--concurrency"), "{}", stderr(&o));
+    let o = kumo(&["crawl", "http://127.0.0.1:1/", "--deny", "re:("]).await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad regex pattern"), "{}", stderr(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_crawls_the_synthetic_site_and_reports() {
+    let o = kumo(&["bench", "--pages", "300", "--json"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let truth = SiteConfig { pages: 300, ..Default::default() }.ground_truth();
+    assert!(text.contains(&format!("pages:        {}", truth.unique_urls)), "{text}");
+    for label in ["pages/s:", "cpu/page:", "peak memory:"] {
+        assert!(text.contains(label), "{label} in {text}");
+    }
+}
