@@ -1,0 +1,147 @@
+//! The downloader against the local test server: statuses, typed failures, the body cap
+//! (also on decompressed bytes), content-encodings and charsets.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kumo_core::{ErrorKind, Request, Url};
+use kumo_downloader::{Downloader, DownloaderConfig};
+use kumo_testsite::{Fixture, ServerBuilder};
+
+fn compressed(name: &str) -> Bytes {
+    let dir = std::env::var("KUMO_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata")));
+    Bytes::from(std::fs::read(dir.join("compressed").join(name)).expect("test vector"))
+}
+
+fn encoded(body: Bytes, encoding: &str) -> Fixture {
+    Fixture {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "text/html".into()),
+            ("content-encoding".into(), encoding.into()),
+        ],
+        body,
+        ..Default::default()
+    }
+}
+
+fn get(url: &str) -> Request {
+    Request::get(Url::parse(url).unwrap())
+}
+
+fn downloader(cfg: DownloaderConfig) -> Downloader {
+    Downloader::new(1, cfg).unwrap()
+}
+
+#[tokio::test]
+async fn any_status_is_a_response() {
+    let server = ServerBuilder::new().fixture("/ok", Fixture::html("<p>hi</p>")).start().await.unwrap();
+    let d = downloader(DownloaderConfig::default());
+    let r = d.fetch(get(&server.url("/ok"))).await.unwrap();
+    assert_eq!(r.status.as_u16(), 200);
+    assert_eq!(&r.body[..], b"<p>hi</p>");
+    assert!(r.is_html());
+    let r = d.fetch(get(&server.url("/missing"))).await.unwrap();
+    assert_eq!(r.status.as_u16(), 404);
+    let c = d.counters().snapshot();
+    assert_eq!((c.called, c.completed, c.handling), (2, 2, 0));
+    assert_eq!(d.id().to_string(), "D1");
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_connect_error_that_returns_the_request() {
+    let d = downloader(DownloaderConfig::default());
+    let e = d.fetch(get("http://127.0.0.1:1/x")).await.unwrap_err();
+    assert!(e.is_connect(), "{e}");
+    assert_eq!(e.request.url.as_str(), "http://127.0.0.1:1/x");
+}
+
+#[tokio::test]
+async fn a_slow_body_times_out() {
+    let slow = Fixture::html(&"z".repeat(1000)).trickle(100, Duration::from_millis(100));
+    let server = ServerBuilder::new().fixture("/slow", slow).start().await.unwrap();
+    let d = downloader(DownloaderConfig { timeout: Duration::from_millis(300), ..Default::default() });
+    let e = d.fetch(get(&server.url("/slow"))).await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+}
+
+#[tokio::test]
+async fn the_body_cap_holds_for_declared_and_streamed_bodies() {
+    let big = "b".repeat(50_000);
+    let server = ServerBuilder::new()
+        .fixture("/big", Fixture::html(&big))
+        .fixture("/big-chunked", Fixture::html(&big).trickle(8192, Duration::ZERO))
+        .start()
+        .await
+        .unwrap();
+    let d = downloader(DownloaderConfig { max_body_bytes: 10_000, ..Default::default() });
+    for path in ["/big", "/big-chunked"] {
+        let e = d.fetch(get(&server.url(path))).await.unwrap_err();
+        assert!(e.is_too_large(), "{path}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn decompression_bombs_stop_at_the_cap() {
+    let mut b = ServerBuilder::new();
+    for (name, enc) in [("bomb-gzip.bin", "gzip"), ("bomb-br.bin", "br"), ("bomb-zstd.bin", "zstd")] {
+        b = b.fixture(&format!("/{enc}"), encoded(compressed(name), enc));
+    }
+    let server = b.start().await.unwrap();
+    let d = downloader(DownloaderConfig { max_body_bytes: 1 << 20, ..Default::default() });
+    for enc in ["gzip", "br", "zstd"] {
+        let e = d.fetch(get(&server.url(&format!("/{enc}")))).await.unwrap_err();
+        assert!(e.is_too_large(), "{enc}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn compressed_pages_decode() {
+    let mut b = ServerBuilder::new();
+    // The deflate vector was made from a copy of the page 3 bytes longer.
+    let cases = [
+        ("html-gzip.bin", "gzip", 74_837),
+        ("html-br.bin", "br", 74_837),
+        ("html-zstd-static-content-size.bin", "zstd", 74_837),
+        ("html-zstd-streaming-no-content-size.bin", "zstd", 74_837),
+        ("html-zlibdeflate.bin", "deflate", 74_840),
+    ];
+    for (i, (name, enc, _)) in cases.iter().enumerate() {
+        b = b.fixture(&format!("/{i}"), encoded(compressed(name), enc));
+    }
+    let server = b.start().await.unwrap();
+    let d = downloader(DownloaderConfig::default());
+    for (i, (name, _, len)) in cases.iter().enumerate() {
+        let r = d.fetch(get(&server.url(&format!("/{i}")))).await.unwrap();
+        assert_eq!(r.body.len(), *len, "{name}");
+        assert!(r.text().contains("</html>"), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn the_charset_decides_the_text() {
+    let latin1 = Fixture {
+        status: 200,
+        headers: vec![("content-type".into(), "text/html; charset=windows-1252".into())],
+        body: Bytes::from_static(b"<p>caf\xe9</p>"),
+        ..Default::default()
+    };
+    let meta = Fixture {
+        status: 200,
+        headers: vec![("content-type".into(), "text/html".into())],
+        body: Bytes::from_static(b"<meta charset=\"iso-8859-15\"><p>\xa4</p>"),
+        ..Default::default()
+    };
+    let server =
+        ServerBuilder::new().fixture("/latin1", latin1).fixture("/meta", meta).start().await.unwrap();
+    let d = downloader(DownloaderConfig::default());
+    let r = d.fetch(get(&server.url("/latin1"))).await.unwrap();
+    assert_eq!(r.encoding.name(), "windows-1252");
+    assert_eq!(r.text(), "<p>café</p>");
+    let r = d.fetch(get(&server.url("/meta"))).await.unwrap();
+    assert_eq!(r.encoding.name(), "ISO-8859-15");
+    assert!(r.text().contains('€'));
+}
