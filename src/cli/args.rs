@@ -111,6 +111,9 @@ pub struct BenchArgs {
     /// Requests in flight at once.
     #[arg(short = 'c', long, default_value_t = 64)]
     pub concurrency: usize,
+    /// Requests in flight at once to the site (the same default as `kumo crawl`).
+    #[arg(long, default_value_t = 8)]
+    pub per_host: u32,
     /// Print the summary as JSON too.
     #[arg(long)]
     pub json: bool,

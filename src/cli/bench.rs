@@ -61,7 +61,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         seeds: vec![seed],
         concurrency: a.concurrency,
         politeness: Politeness {
-            default: HostPolicy { parallelism: a.concurrency as u32, ..Default::default() },
+            default: HostPolicy { parallelism: a.per_host, ..Default::default() },
             rules: vec![],
         },
         ..Default::default()

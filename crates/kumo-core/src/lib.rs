@@ -13,6 +13,7 @@ pub mod module;
 pub mod outcome;
 pub mod request;
 pub mod response;
+pub mod stored;
 
 pub use canonical::{CanonicalOptions, canonicalize};
 pub use fingerprint::{DedupMode, Fingerprint};
@@ -21,6 +22,7 @@ pub use module::{ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
 pub use outcome::{ErrorKind, SkipReason, Stage};
 pub use request::{Priority, Request, UserData};
 pub use response::Response;
+pub use stored::{StoredExtra, StoredRequest, StoredRequestError};
 
 /// Re-exported so users of kumo name the same `Url`, `Method` and header types as kumo does.
 pub use bytes::Bytes;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use kumo_core::{Fingerprint, Priority, Request};
+use kumo_core::{ErrorKind, Fingerprint, Priority, Request, StoredRequest};
 
 use crate::{
     Completion, FailureRecord, Frontier, FrontierError, FrontierStats, Lease, LeaseId, MemorySeenSet,
@@ -41,8 +41,8 @@ pub struct MemoryFrontier<S: SeenSet = MemorySeenSet> {
 
 struct Host {
     key: Arc<str>,
-    /// Highest priority first.
-    queues: BTreeMap<Reverse<Priority>, VecDeque<Request>>,
+    /// Highest priority first. Requests wait in their compact form.
+    queues: BTreeMap<Reverse<Priority>, VecDeque<StoredRequest>>,
     queued: usize,
     in_flight: u32,
     next_at: Instant,
@@ -55,7 +55,7 @@ impl Host {
         self.queues.keys().next().map(|r| r.0)
     }
 
-    fn pop(&mut self) -> Option<Request> {
+    fn pop(&mut self) -> Option<StoredRequest> {
         let mut entry = self.queues.first_entry()?;
         let req = entry.get_mut().pop_front();
         if entry.get().is_empty() {
@@ -67,7 +67,7 @@ impl Host {
         req
     }
 
-    fn push(&mut self, req: Request, front: bool) {
+    fn push(&mut self, req: StoredRequest, front: bool) {
         let q = self.queues.entry(Reverse(req.priority)).or_default();
         if front {
             q.push_front(req)
@@ -80,7 +80,7 @@ impl Host {
 
 struct Out {
     host: usize,
-    request: Request,
+    request: StoredRequest,
     deadline: Instant,
 }
 
@@ -137,9 +137,13 @@ impl State {
         }
     }
 
-    fn enqueue(&mut self, req: Request, front: bool, now: Instant) {
+    fn enqueue(&mut self, req: &Request, now: Instant) {
         let key = req.host_key();
         let i = self.host_for(&key, now);
+        self.enqueue_stored(i, StoredRequest::from(req), false, now);
+    }
+
+    fn enqueue_stored(&mut self, i: usize, req: StoredRequest, front: bool, now: Instant) {
         let h = &mut self.hosts[i];
         let was_best = h.head_priority();
         h.push(req, front);
@@ -173,9 +177,8 @@ impl State {
             {
                 let out = self.leases.remove(&id).expect("present");
                 self.hosts[out.host].in_flight -= 1;
-                self.enqueue(out.request, true, now);
-                let host = out.host;
-                self.schedule(host, now);
+                self.enqueue_stored(out.host, out.request, true, now);
+                self.schedule(out.host, now);
             }
         }
     }
@@ -190,19 +193,35 @@ impl State {
                 continue;
             }
             let h = &mut self.hosts[i];
-            let Some(req) = h.pop() else { continue };
+            let Some(stored) = h.pop() else { continue };
             h.in_flight += 1;
             let gap = h.policy.next_gap();
             if !gap.is_zero() {
                 h.next_at = now + gap;
             }
             self.queued -= 1;
-            self.next_lease += 1;
-            let id = self.next_lease;
-            let deadline = now + self.cfg.lease_ttl;
-            self.deadlines.push(Reverse((deadline, id)));
-            self.leases.insert(id, Out { host: i, request: req.clone(), deadline });
-            out.push(Lease { id: LeaseId(id), request: req });
+            match stored.to_request() {
+                Ok(req) => {
+                    self.next_lease += 1;
+                    let id = self.next_lease;
+                    let deadline = now + self.cfg.lease_ttl;
+                    self.deadlines.push(Reverse((deadline, id)));
+                    self.leases.insert(id, Out { host: i, request: stored, deadline });
+                    out.push(Lease { id: LeaseId(id), request: req });
+                }
+                // Cannot happen for requests that were valid when queued; recorded, not lost.
+                Err(e) => {
+                    self.hosts[i].in_flight -= 1;
+                    self.failures.push(FailureRecord {
+                        url: stored.url.to_string(),
+                        kind: ErrorKind::InvalidUrl,
+                        message: e.to_string(),
+                        attempts: stored.retries,
+                        last_status: None,
+                        at: std::time::SystemTime::now(),
+                    });
+                }
+            }
             self.schedule(i, now);
         }
         out
@@ -300,8 +319,8 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
         let (fresh, report) = self.filter_new(requests).await?;
         let now = Instant::now();
         let mut st = self.lock();
-        for r in fresh {
-            st.enqueue(r, false, now);
+        for r in &fresh {
+            st.enqueue(r, now);
         }
         Ok(report)
     }
@@ -323,8 +342,8 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
                     let now = Instant::now();
                     let mut st = self.lock();
                     let taken = st.take_lease(lease);
-                    for req in fresh {
-                        st.enqueue(req, false, now);
+                    for req in &fresh {
+                        st.enqueue(req, now);
                     }
                     match taken {
                         Ok(out) => st.schedule(out.host, now),
@@ -339,7 +358,7 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
                             out.request.retries += 1;
                             let h = &mut st.hosts[out.host];
                             h.next_at = h.next_at.max(now + after);
-                            st.enqueue(out.request, true, now);
+                            st.enqueue_stored(out.host, out.request, true, now);
                             st.schedule(out.host, now);
                         }
                         Err(e) => first_err = first_err.or(Some(e)),
