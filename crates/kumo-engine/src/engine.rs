@@ -192,13 +192,15 @@ impl Engine {
         self.stop_tx.send_replace(None);
         let stop_rx = self.stop_tx.subscribe();
         let status = self.status.clone();
+        // Started before the run exists: a run that ends at once must not have its
+        // `stopped` overwritten.
+        self.status.set(Status::Started);
         self.running = Some(tokio::spawn(async move {
             let mut parts = parts;
             let summary = run(&mut parts, stop_rx, skips).await;
             status.set(Status::Stopped);
             (parts, summary)
         }));
-        self.status.set(Status::Started);
         Ok(())
     }
 
