@@ -201,21 +201,7 @@ pub(crate) async fn run(
     let pipe_errors = parts.errors.clone();
     let pipe_task = tokio::spawn(async move {
         let mut failed = BTreeMap::<String, u64>::new();
-        while let Some(batch) = item_rx.recv().await {
-            for item in &batch {
-                for e in pipeline.send(item) {
-                    *failed.entry(format!("{}:{}", Stage::Pipeline, ErrorKind::Io)).or_default() += 1;
-                    pipe_errors.send(CrawlError {
-                        stage: Stage::Pipeline,
-                        kind: ErrorKind::Io,
-                        module: Some(pipeline.id().clone()),
-                        url: None,
-                        message: e.to_string(),
-                    });
-                }
-            }
-        }
-        for e in pipeline.flush() {
+        let mut report = |pipeline: &Pipeline, e: kumo_pipeline::SinkError| {
             *failed.entry(format!("{}:{}", Stage::Pipeline, ErrorKind::Io)).or_default() += 1;
             pipe_errors.send(CrawlError {
                 stage: Stage::Pipeline,
@@ -224,6 +210,14 @@ pub(crate) async fn run(
                 url: None,
                 message: e.to_string(),
             });
+        };
+        while let Some(batch) = item_rx.recv().await {
+            for e in pipeline.send(&batch).await {
+                report(&pipeline, e);
+            }
+        }
+        for e in pipeline.flush().await {
+            report(&pipeline, e);
         }
         (pipeline, failed)
     });

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
 use kumo_core::Item;
 
 use crate::{Sink, SinkError};
@@ -29,17 +30,18 @@ impl CollectSink {
     }
 }
 
+#[async_trait]
 impl Sink for CollectSink {
     fn name(&self) -> String {
         "memory".into()
     }
 
-    fn write(&mut self, item: &Item) -> Result<(), SinkError> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner()).push(item.clone());
+    async fn write(&mut self, items: &[Item]) -> Result<(), SinkError> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(items);
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), SinkError> {
+    async fn flush(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
 }

@@ -35,24 +35,35 @@ impl Pipeline {
         self.sinks.iter().map(|s| s.name()).collect()
     }
 
-    /// Sends `item` through; returns the errors met (empty on success).
-    pub fn send(&mut self, item: &Item) -> Vec<SinkError> {
-        self.counters.called();
-        self.counters.accepted();
+    /// Sends a batch of items through; returns the errors met (empty on success). The
+    /// counters count items.
+    pub async fn send(&mut self, items: &[Item]) -> Vec<SinkError> {
+        for _ in items {
+            self.counters.called();
+            self.counters.accepted();
+        }
         let mut errors = Vec::new();
         for s in &mut self.sinks {
-            if let Err(e) = s.write(item) {
+            if let Err(e) = s.write(items).await {
                 errors.push(e);
                 if self.fail_fast {
                     break;
                 }
             }
         }
-        self.counters.finished(errors.is_empty());
+        for _ in items {
+            self.counters.finished(errors.is_empty());
+        }
         errors
     }
 
-    pub fn flush(&mut self) -> Vec<SinkError> {
-        self.sinks.iter_mut().filter_map(|s| s.flush().err()).collect()
+    pub async fn flush(&mut self) -> Vec<SinkError> {
+        let mut errors = Vec::new();
+        for s in &mut self.sinks {
+            if let Err(e) = s.flush().await {
+                errors.push(e);
+            }
+        }
+        errors
     }
 }

@@ -1,5 +1,6 @@
 //! The sink interface: where items end up.
 
+use async_trait::async_trait;
 use kumo_core::Item;
 
 /// A sink failed to take an item.
@@ -12,13 +13,16 @@ pub enum SinkError {
     Encode(#[from] serde_json::Error),
 }
 
-/// A destination for items. Called from one task at a time, so it needs no locking.
+/// A destination for items. Called from one task at a time, so it needs no locking. Items come
+/// in batches (all the items of the pages one frontier commit covered), so a database sink can
+/// write a batch in one statement.
+#[async_trait]
 pub trait Sink: Send {
     /// A short name for logs and the summary (`jsonl:out.jsonl`).
     fn name(&self) -> String;
 
-    fn write(&mut self, item: &Item) -> Result<(), SinkError>;
+    async fn write(&mut self, items: &[Item]) -> Result<(), SinkError>;
 
     /// Makes everything written so far durable enough for the sink's promise.
-    fn flush(&mut self) -> Result<(), SinkError>;
+    async fn flush(&mut self) -> Result<(), SinkError>;
 }
