@@ -86,7 +86,13 @@ pub struct CrawlArgs {
     /// Largest body kept, in bytes after decompression.
     #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
     pub max_body: usize,
-    /// Retries of a failed fetch (connect errors, timeouts, broken bodies).
+    /// Do not fetch or obey robots.txt.
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// The longest robots.txt Crawl-delay honored, in seconds; a longer one is cut to this.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub max_crawl_delay: f64,
+    /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
     /// Also write the summary as JSON to this file.

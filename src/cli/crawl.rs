@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::DownloaderConfig;
-use kumo_engine::{CrawlConfig, Engine, StopMode, Summary};
+use kumo_engine::{CrawlConfig, Engine, RobotsConfig, StopMode, Summary};
 use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness, ScopeConfig, UrlPattern};
 use kumo_pipeline::{JsonLinesSink, Sink};
 
@@ -49,8 +49,17 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         Some(_) => bail!("--max-duration must be a positive number of seconds"),
         None => None,
     };
+    if !(a.max_crawl_delay.is_finite() && a.max_crawl_delay >= 0.0) {
+        bail!("--max-crawl-delay must be a number of seconds");
+    }
+    let robots = RobotsConfig {
+        obey: !a.ignore_robots,
+        max_crawl_delay: Duration::from_secs_f64(a.max_crawl_delay),
+        ..Default::default()
+    };
     Ok(CrawlConfig {
         seeds,
+        robots,
         scope: ScopeConfig {
             allowed_domains: a.allow_domains.clone(),
             any_domain: a.any_domain,

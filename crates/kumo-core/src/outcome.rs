@@ -22,6 +22,8 @@ pub enum SkipReason {
     TooManyRedirects,
     /// The crawl reached its page limit before this request was fetched.
     PageLimit,
+    /// The site's robots.txt disallows it.
+    Robots,
 }
 
 impl SkipReason {
@@ -34,6 +36,7 @@ impl SkipReason {
             SkipReason::Seen => "seen",
             SkipReason::TooManyRedirects => "too-many-redirects",
             SkipReason::PageLimit => "page-limit",
+            SkipReason::Robots => "robots",
         }
     }
 }
@@ -82,6 +85,8 @@ pub enum ErrorKind {
     Decode,
     /// A redirect without a usable `Location`.
     BadRedirect,
+    /// The server kept answering with a retryable status (5xx, 429).
+    Status,
     /// A URL that could not be parsed.
     InvalidUrl,
     /// The output could not be written.
@@ -101,6 +106,7 @@ impl ErrorKind {
             ErrorKind::TooLarge => "too-large",
             ErrorKind::Decode => "decode",
             ErrorKind::BadRedirect => "bad-redirect",
+            ErrorKind::Status => "status",
             ErrorKind::InvalidUrl => "invalid-url",
             ErrorKind::Io => "io",
             ErrorKind::Storage => "storage",
@@ -110,7 +116,7 @@ impl ErrorKind {
 
     /// Whether trying again later may succeed.
     pub fn is_retryable(self) -> bool {
-        matches!(self, ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Body)
+        matches!(self, ErrorKind::Connect | ErrorKind::Timeout | ErrorKind::Body | ErrorKind::Status)
     }
 }
 

@@ -6,6 +6,8 @@ use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::DownloaderConfig;
 use kumo_frontier::{Politeness, ScopeConfig};
 
+use crate::RobotsConfig;
+
 /// Everything a crawl needs to know, except where its state and output live.
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {
@@ -25,8 +27,11 @@ pub struct CrawlConfig {
     pub max_duration: Option<Duration>,
     /// Retries of a retryable failure before it is recorded as failed.
     pub max_retries: u32,
-    /// First retry delay; doubles with each attempt.
+    /// First retry delay; doubles with each attempt (with jitter).
     pub retry_backoff: Duration,
+    /// The longest `Retry-After` honored for one request; longer ones are cut to this.
+    pub max_retry_after: Duration,
+    pub robots: RobotsConfig,
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
     pub error_buffer: usize,
@@ -47,6 +52,8 @@ impl Default for CrawlConfig {
             max_duration: None,
             max_retries: 2,
             retry_backoff: Duration::from_millis(500),
+            max_retry_after: Duration::from_secs(120),
+            robots: RobotsConfig::default(),
             error_buffer: 1024,
         }
     }

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::analyze::{Analyzer, PageAnalyzer};
+use crate::robots::RobotsCache;
 use crate::run::{AnalyzerModule, Parts, run, seed};
 use crate::{
     ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
@@ -142,6 +143,10 @@ impl Engine {
         cfg.check()?;
         let scope = Scope::new(&cfg.scope, &cfg.seeds)?;
         let downloader = Downloader::new(1, cfg.downloader.clone())?;
+        let robots = cfg
+            .robots
+            .obey
+            .then(|| Arc::new(RobotsCache::new(cfg.robots.clone(), &cfg.downloader.user_agent)));
         let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
         let analyzer_modules =
             (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();
@@ -151,6 +156,7 @@ impl Engine {
             scope: Arc::new(scope),
             frontier,
             downloader: Arc::new(downloader),
+            robots,
             analyzer,
             analyzer_modules,
             pipeline: std::sync::Mutex::new(Some(Pipeline::new(1, sinks, false))),

@@ -22,7 +22,10 @@ pub mod analyze;
 mod config;
 mod engine;
 mod errors;
+mod results;
+mod robots;
 mod run;
+mod stages;
 mod status;
 mod summary;
 
@@ -30,5 +33,6 @@ pub use analyze::{Analysis, Analyzer, PageAnalyzer};
 pub use config::{ConfigError, CrawlConfig};
 pub use engine::{Engine, EngineError, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};
+pub use robots::{RobotsConfig, RobotsStats};
 pub use status::{Status, StatusCell, TransitionError, check_transition};
 pub use summary::{Modules, Progress, StopCause, Summary};

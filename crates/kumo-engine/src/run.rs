@@ -2,8 +2,9 @@
 //!
 //! ```text
 //!  scheduler ──lease──▶ [bounded] ──▶ downloader tasks ──▶ [bounded] ──▶ parser tasks
-//!      ▲                                                                     │
-//!      └──────────────── [bounded] page results (acks + discoveries) ◀───────┘
+//!      ▲                              (robots.txt check)  │                   │
+//!      └──────────────── [bounded] page results ◀─────────┴───────────────────┘
+//!                        (acks, discoveries, retries, skips, host adjustments)
 //!      │
 //!      └── items, after the frontier committed the page ──▶ [bounded] ──▶ pipeline task ──▶ sinks
 //! ```
@@ -15,19 +16,21 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use kumo_core::{
-    ErrorKind, Fingerprint, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, Response,
-    SkipReason, Stage,
+    ErrorKind, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, SkipReason, Stage,
 };
-use kumo_downloader::{Downloader, FetchError};
-use kumo_frontier::{Completion, FailureRecord, Frontier, FrontierStats, Lease, LeaseId, Readiness, Scope};
+use kumo_downloader::Downloader;
+use kumo_frontier::{Frontier, FrontierStats, Lease, Readiness, Scope};
 use kumo_pipeline::Pipeline;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
+use crate::results::{Tally, handle_results, storage_error};
+use crate::robots::RobotsCache;
+use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
 use crate::{CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
 
@@ -37,6 +40,8 @@ pub(crate) struct Parts {
     pub scope: Arc<Scope>,
     pub frontier: Arc<dyn Frontier>,
     pub downloader: Arc<Downloader>,
+    /// `None` when robots.txt is ignored.
+    pub robots: Option<Arc<RobotsCache>>,
     pub analyzer: Arc<dyn Analyzer>,
     pub analyzer_modules: Vec<Arc<AnalyzerModule>>,
     /// Taken by a run and put back at its end. A mutex only so `Parts` is `Sync`.
@@ -58,67 +63,6 @@ impl AnalyzerModule {
             id: ModuleId::new(ModuleKind::Analyzer, serial),
             counters: ModuleCounters::default(),
         }
-    }
-}
-
-struct Fetched {
-    lease: LeaseId,
-    result: Result<Response, FetchError>,
-}
-
-/// What a parser task reports for one lease.
-struct PageResult {
-    lease: LeaseId,
-    outcome: Outcome,
-}
-
-enum Outcome {
-    Page {
-        status: u16,
-        bytes: u64,
-        discovered: Vec<(Fingerprint, Request)>,
-        items: Vec<Item>,
-        skips: Vec<SkipReason>,
-    },
-    Failed(FetchError),
-}
-
-/// Counts the scheduler keeps while it runs.
-#[derive(Default)]
-struct Tally {
-    pages: u64,
-    bytes: u64,
-    items: u64,
-    retries: u64,
-    failed: u64,
-    by_status: BTreeMap<u16, u64>,
-    skipped: BTreeMap<SkipReason, u64>,
-    errors: BTreeMap<String, u64>,
-}
-
-impl Tally {
-    fn error(&mut self, stage: Stage, kind: ErrorKind) {
-        *self.errors.entry(format!("{stage}:{kind}")).or_default() += 1;
-    }
-
-    fn skip(&mut self, reason: SkipReason, n: u64) {
-        if n > 0 {
-            *self.skipped.entry(reason).or_default() += n;
-        }
-    }
-}
-
-/// The checks every discovered request goes through before the frontier sees it.
-fn admit(
-    scope: &Scope,
-    cfg: &CrawlConfig,
-    req: Request,
-    out: &mut Vec<(Fingerprint, Request)>,
-    skips: &mut Vec<SkipReason>,
-) {
-    match scope.check(&req) {
-        Ok(()) => out.push((req.fingerprint(&cfg.canonical, cfg.dedup), req)),
-        Err(reason) => skips.push(reason),
     }
 }
 
@@ -157,38 +101,30 @@ pub(crate) async fn run(
     let (item_tx, mut item_rx) = mpsc::channel::<Vec<Item>>(256);
 
     let mut workers = JoinSet::new();
+    let download = Arc::new(DownloadStage {
+        cfg: cfg.clone(),
+        downloader: parts.downloader.clone(),
+        robots: parts.robots.clone(),
+    });
     for _ in 0..concurrency {
-        let (rx, tx, dl) = (lease_rx.clone(), fetched_tx.clone(), parts.downloader.clone());
-        workers.spawn(async move {
-            while let Ok(lease) = rx.recv().await {
-                let result = dl.fetch(lease.request).await;
-                if tx.send(Fetched { lease: lease.id, result }).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let t =
+            stages::download_task(download.clone(), lease_rx.clone(), fetched_tx.clone(), result_tx.clone());
+        workers.spawn(t);
     }
     drop((lease_rx, fetched_tx));
-    let shared = Arc::new(ParserShared {
+    let parse = Arc::new(ParseStage {
         cfg: cfg.clone(),
         scope: parts.scope.clone(),
         analyzer: parts.analyzer.clone(),
         errors: parts.errors.clone(),
     });
     for module in &parts.analyzer_modules {
-        let (rx, tx, module, shared) =
-            (fetched_rx.clone(), result_tx.clone(), module.clone(), shared.clone());
-        workers.spawn(async move {
-            while let Ok(f) = rx.recv().await {
-                let outcome = match f.result {
-                    Ok(resp) => shared.analyze(&module, resp),
-                    Err(e) => Outcome::Failed(e),
-                };
-                if tx.send(PageResult { lease: f.lease, outcome }).await.is_err() {
-                    break;
-                }
-            }
-        });
+        workers.spawn(stages::parse_task(
+            parse.clone(),
+            module.clone(),
+            fetched_rx.clone(),
+            result_tx.clone(),
+        ));
     }
     drop((fetched_rx, result_tx));
 
@@ -310,7 +246,7 @@ pub(crate) async fn run(
                 }
                 in_flight -= batch.len();
                 progress.in_flight.store(in_flight as u64, Ordering::Relaxed);
-                handle_results(parts, &cfg, batch, &mut tally, &item_tx).await;
+                handle_results(parts, batch, &mut tally, &item_tx).await;
             }
             _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() && !stopping => {
@@ -365,6 +301,7 @@ pub(crate) async fn run(
         retries: tally.retries,
         failed: tally.failed,
         frontier: frontier_stats,
+        robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         modules: Modules {
             downloaders: vec![ModuleSummary {
                 id: downloader.id().clone(),
@@ -382,131 +319,5 @@ pub(crate) async fn run(
                 .collect(),
             pipelines: vec![pipeline_summary],
         },
-    }
-}
-
-struct ParserShared {
-    cfg: Arc<CrawlConfig>,
-    scope: Arc<Scope>,
-    analyzer: Arc<dyn Analyzer>,
-    errors: Arc<ErrorStream>,
-}
-
-impl ParserShared {
-    fn analyze(&self, module: &AnalyzerModule, resp: Response) -> Outcome {
-        module.counters.called();
-        module.counters.accepted();
-        let mut discovered = Vec::new();
-        let mut skips = Vec::new();
-        let analysis = self.analyzer.analyze(&resp);
-        for req in analysis.requests {
-            admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
-        }
-        // A redirect is a new request (same depth) that goes through scope and
-        // de-duplication like any link, so every hop is checked.
-        match resp.redirect_location() {
-            Some(Ok(target)) => {
-                admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
-            }
-            Some(Err(e)) => self.errors.send(CrawlError {
-                stage: Stage::Parser,
-                kind: ErrorKind::BadRedirect,
-                module: Some(module.id.clone()),
-                url: Some(resp.url.to_string()),
-                message: format!("bad Location header: {e}"),
-            }),
-            None => {}
-        }
-        module.counters.finished(true);
-        Outcome::Page {
-            status: resp.status.as_u16(),
-            bytes: resp.body.len() as u64,
-            discovered,
-            items: analysis.items,
-            skips,
-        }
-    }
-}
-
-fn storage_error(parts: &Parts, tally: &mut Tally, e: kumo_frontier::FrontierError) {
-    tally.error(Stage::Scheduler, ErrorKind::Storage);
-    parts.progress.errors.fetch_add(1, Ordering::Relaxed);
-    parts.errors.send(CrawlError {
-        stage: Stage::Scheduler,
-        kind: ErrorKind::Storage,
-        module: None,
-        url: None,
-        message: e.to_string(),
-    });
-}
-
-/// Applies a batch of page results: one frontier commit, then the items to the pipeline.
-async fn handle_results(
-    parts: &Parts,
-    cfg: &CrawlConfig,
-    batch: Vec<PageResult>,
-    tally: &mut Tally,
-    item_tx: &mpsc::Sender<Vec<Item>>,
-) {
-    let mut completions = Vec::with_capacity(batch.len());
-    let mut items = Vec::new();
-    for r in batch {
-        match r.outcome {
-            Outcome::Page { status, bytes, discovered, items: mut found, skips } => {
-                tally.pages += 1;
-                tally.bytes += bytes;
-                *tally.by_status.entry(status).or_default() += 1;
-                for s in skips {
-                    tally.skip(s, 1);
-                }
-                tally.items += found.len() as u64;
-                items.append(&mut found);
-                completions.push(Completion::Done { lease: r.lease, discovered });
-            }
-            Outcome::Failed(e) => {
-                tally.error(Stage::Downloader, e.kind);
-                parts.progress.errors.fetch_add(1, Ordering::Relaxed);
-                let retries = e.request.retries;
-                parts.errors.send(CrawlError {
-                    stage: Stage::Downloader,
-                    kind: e.kind,
-                    module: Some(parts.downloader.id().clone()),
-                    url: Some(e.request.url.to_string()),
-                    message: e.message.clone(),
-                });
-                if e.kind.is_retryable() && retries < cfg.max_retries {
-                    tally.retries += 1;
-                    let after = cfg.retry_backoff.saturating_mul(1 << retries.min(16));
-                    completions.push(Completion::Retry { lease: r.lease, after });
-                } else {
-                    tally.failed += 1;
-                    let failure = FailureRecord {
-                        url: e.request.url.to_string(),
-                        kind: e.kind,
-                        message: e.message,
-                        attempts: retries + 1,
-                        last_status: None,
-                        at: SystemTime::now(),
-                    };
-                    completions.push(Completion::Failed { lease: r.lease, failure });
-                }
-            }
-        }
-    }
-    let progress = &parts.progress;
-    match parts.frontier.complete(completions).await {
-        Ok(report) => {
-            tally.skip(SkipReason::Seen, report.seen as u64);
-        }
-        Err(e) => storage_error(parts, tally, e),
-    }
-    if let Ok(stats) = parts.frontier.stats().await {
-        progress.queued.store(stats.queued as u64, Ordering::Relaxed);
-    }
-    progress.pages.store(tally.pages, Ordering::Relaxed);
-    progress.items.store(tally.items, Ordering::Relaxed);
-    if !items.is_empty() {
-        // Back-pressure: a slow sink slows the scheduler, which slows leasing.
-        let _ = item_tx.send(items).await;
     }
 }

@@ -8,7 +8,7 @@ use kumo_core::{ModuleSummary, SkipReason};
 use kumo_frontier::FrontierStats;
 use serde::Serialize;
 
-use crate::Status;
+use crate::{RobotsStats, Status};
 
 /// Live numbers for a progress display, updated by the engine as it goes.
 #[derive(Debug, Default)]
@@ -91,6 +91,7 @@ pub struct Summary {
     pub failed: u64,
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
+    pub robots: RobotsStats,
     pub modules: Modules,
 }
 

@@ -96,7 +96,7 @@ async fn graceful_stop_finishes_what_is_in_flight() {
     assert_eq!(summary.frontier.leased, 0, "in-flight requests were completed");
     assert!(summary.frontier.queued > 0, "the rest stayed queued");
     assert_eq!(sink.snapshot().len() as u64, summary.pages);
-    assert_eq!(server.hit_count() as u64, summary.pages, "every request sent was recorded");
+    assert_eq!(common::page_hits(&server) as u64, summary.pages, "every request sent was recorded");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -131,7 +131,7 @@ async fn max_pages_is_exact() {
     let (summary, items) = crawl(cfg).await;
     assert_eq!(summary.stopped_by, StopCause::MaxPages);
     assert_eq!(items.len(), 37);
-    assert_eq!(server.hit_count(), 37);
+    assert_eq!(common::page_hits(&server), 37);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

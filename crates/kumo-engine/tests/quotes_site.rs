@@ -45,5 +45,5 @@ async fn quotes_site_ground_truth() {
     // External links were seen and not followed: no record for another host.
     assert!(items.iter().all(|i| field(i, "url").starts_with(&base)));
     assert!(summary.skipped[&SkipReason::Domain] > 0);
-    assert_eq!(server.hit_count(), 265);
+    assert_eq!(common::page_hits(&server), 265);
 }

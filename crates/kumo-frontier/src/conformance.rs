@@ -8,7 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Url};
 
-use crate::{Completion, FailureRecord, Frontier, HostPolicy, HostRule, LeaseId, Politeness, Readiness};
+use crate::{
+    Completion, FailureRecord, Frontier, HostAdjustment, HostPolicy, HostRule, LeaseId, Politeness, Readiness,
+};
 
 /// What a backend under test must be built with.
 #[derive(Debug, Clone)]
@@ -40,6 +42,8 @@ where
     priority_order(&make(cfg(open_policy()))).await;
     ack_drains(&make(cfg(open_policy()))).await;
     retry_returns_the_request(&make(cfg(open_policy()))).await;
+    defer_keeps_the_retry_count(&make(cfg(open_policy()))).await;
+    adjust_host_pauses_and_slows(&make(cfg(open_policy()))).await;
     unknown_lease_is_an_error(&make(cfg(open_policy()))).await;
     failures_are_recorded(&make(cfg(open_policy()))).await;
     discoveries_are_seen_checked(&make(cfg(open_policy()))).await;
@@ -218,4 +222,39 @@ pub async fn expired_leases_come_back(f: &impl Frontier) {
     );
     done(f, again[0].id).await;
     assert!(f.stats().await.expect("stats").is_drained());
+}
+
+pub async fn defer_keeps_the_retry_count(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
+    let l = lease_all(f).await.pop().expect("one lease");
+    f.complete(vec![Completion::Defer { lease: l.id, after: Duration::ZERO }]).await.expect("defer");
+    let again = lease_all(f).await;
+    assert_eq!(again.len(), 1, "a deferred lease is queued again");
+    assert_eq!(again[0].request.retries, 0, "a deferral is not an attempt");
+}
+
+pub async fn adjust_host_pauses_and_slows(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://b.test/1", 0)])
+        .await
+        .expect("push");
+    let start = Instant::now();
+    let pause = HostAdjustment { pause: Some(Duration::from_millis(150)), ..Default::default() };
+    f.adjust_host("a.test", pause).await.expect("adjust");
+    let slow = HostAdjustment { min_delay: Some(Duration::from_secs(600)), ..Default::default() };
+    f.adjust_host("b.test", slow).await.expect("adjust");
+    let first = lease_all(f).await;
+    assert_eq!(first.len(), 1, "a paused host hands out nothing");
+    assert_eq!(first[0].request.url.host_str(), Some("b.test"));
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        got.extend(lease_all(f).await);
+        if got.len() >= 2 {
+            break;
+        }
+    }
+    assert!(start.elapsed() >= Duration::from_millis(150), "the pause was honored");
+    assert!(got.iter().all(|l| l.request.url.host_str() == Some("a.test")), "after its pause only a.test");
+    f.push(vec![req("http://b.test/2", 0)]).await.expect("push");
+    assert!(lease_all(f).await.is_empty(), "b.test's raised delay holds its next request");
 }

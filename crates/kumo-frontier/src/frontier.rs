@@ -37,8 +37,12 @@ pub enum Completion {
     /// Fetched and handled; `discovered` are new requests it produced (checked against the
     /// seen set as part of the same completion).
     Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)> },
-    /// Try again: no sooner than `after` from now, and the host waits that long too.
+    /// Try again: no sooner than `after` from now, and the host waits that long too. The
+    /// request's retry count grows.
     Retry { lease: LeaseId, after: Duration },
+    /// Put back without counting an attempt (the request was not tried: its host must wait,
+    /// for example right after its robots.txt was fetched).
+    Defer { lease: LeaseId, after: Duration },
     /// Give up and record the failure.
     Failed { lease: LeaseId, failure: FailureRecord },
 }
@@ -79,6 +83,15 @@ impl FrontierStats {
     }
 }
 
+/// A change to one host's politeness state, from what the crawl learned about it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostAdjustment {
+    /// Raise the host's delay to at least this (robots.txt `Crawl-delay`, adaptive throttle).
+    pub min_delay: Option<Duration>,
+    /// Hand out nothing for the host for this long from now (`Retry-After`, 429, 503).
+    pub pause: Option<Duration>,
+}
+
 /// When the frontier can next hand out work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readiness {
@@ -109,6 +122,9 @@ pub trait Frontier: Send + Sync {
 
     /// When work can next be leased.
     async fn readiness(&self) -> Result<Readiness, FrontierError>;
+
+    /// Applies what the crawl learned about a host (`host[:port]`) to its politeness state.
+    async fn adjust_host(&self, host_key: &str, adjustment: HostAdjustment) -> Result<(), FrontierError>;
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError>;
 

@@ -18,12 +18,13 @@ mod error;
 mod frontier;
 mod memory;
 mod politeness;
+pub mod robots;
 mod scope;
 mod seen;
 
 pub use error::FrontierError;
 pub use frontier::{
-    Completion, FailureRecord, Frontier, FrontierStats, Lease, LeaseId, PushReport, Readiness,
+    Completion, FailureRecord, Frontier, FrontierStats, HostAdjustment, Lease, LeaseId, PushReport, Readiness,
 };
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{HostPolicy, HostRule, Politeness};

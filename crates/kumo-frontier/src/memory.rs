@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use kumo_core::{ErrorKind, Fingerprint, Priority, Request, StoredRequest};
 
 use crate::{
-    Completion, FailureRecord, Frontier, FrontierError, FrontierStats, Lease, LeaseId, MemorySeenSet,
-    Politeness, PushReport, Readiness, SeenSet,
+    Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment, Lease, LeaseId,
+    MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -350,12 +350,15 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
                         Err(e) => first_err = first_err.or(Some(e)),
                     }
                 }
-                Completion::Retry { lease, after } => {
+                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
+                    let counts = matches!(c, Completion::Retry { .. });
                     let now = Instant::now();
                     let mut st = self.lock();
                     match st.take_lease(lease) {
                         Ok(mut out) => {
-                            out.request.retries += 1;
+                            if counts {
+                                out.request.retries += 1;
+                            }
                             let h = &mut st.hosts[out.host];
                             h.next_at = h.next_at.max(now + after);
                             st.enqueue_stored(out.host, out.request, true, now);
@@ -385,6 +388,21 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
 
     async fn readiness(&self) -> Result<Readiness, FrontierError> {
         Ok(self.lock().readiness(Instant::now()))
+    }
+
+    async fn adjust_host(&self, host_key: &str, adj: HostAdjustment) -> Result<(), FrontierError> {
+        let now = Instant::now();
+        let mut st = self.lock();
+        let i = st.host_for(host_key, now);
+        let h = &mut st.hosts[i];
+        if let Some(d) = adj.min_delay {
+            h.policy.delay = h.policy.delay.max(d);
+        }
+        if let Some(p) = adj.pause {
+            h.next_at = h.next_at.max(now + p);
+        }
+        st.schedule(i, now);
+        Ok(())
     }
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError> {

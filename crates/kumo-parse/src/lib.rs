@@ -13,13 +13,18 @@
 //! assert_eq!(found.title.as_deref(), Some("Shop & more"));
 //! ```
 //!
+//! The [`extract`] module adds declarative extraction models: named fields found with CSS,
+//! XPath, regex or JSONPath selectors, read from spider files or built in Rust.
+//!
 //! Architecture invariant: parsing never fails. Whatever the bytes, [`extract_links`] returns
 //! the links it could find, and problems travel as [`PageLinks::issues`].
 
 mod entities;
+pub mod extract;
 mod issue;
 mod links;
 mod resolve;
 mod title;
 
+pub use extract::{CompiledModel, Extraction, Model, ModelError, extract_all};
 pub use links::{PageLinks, extract_links};

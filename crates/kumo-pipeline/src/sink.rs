@@ -11,6 +11,8 @@ pub enum SinkError {
     Io { target: String, error: std::io::Error },
     #[error("cannot encode item: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Postgres(#[from] crate::postgres::PgError),
 }
 
 /// A destination for items. Called from one task at a time, so it needs no locking. Items come

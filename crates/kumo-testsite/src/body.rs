@@ -1,6 +1,5 @@
 //! The response body type: a whole buffer, or a "trickle" that sends delayed chunks.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -33,6 +32,8 @@ struct Trickle {
     chunk: usize,
     delay: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
+    /// Bytes still to send before the connection is cut (a reset mid-body).
+    reset_after: Option<usize>,
 }
 
 impl Body {
@@ -46,11 +47,14 @@ impl Body {
     }
 
     /// `chunk == 0` sends the body whole; otherwise `chunk` bytes at a time, each after `delay`.
-    pub(crate) fn trickle(bytes: Bytes, chunk: usize, delay: Duration) -> Self {
-        if chunk == 0 {
+    /// A trickle that errors after `reset_after` bytes, which makes hyper abort the
+    /// connection: the client sees the body end early.
+    pub(crate) fn trickle_then_reset(bytes: Bytes, chunk: usize, delay: Duration, reset_after: Option<usize>) -> Self {
+        if chunk == 0 && reset_after.is_none() {
             return Body::full(bytes);
         }
-        Body { kind: Kind::Trickle(Trickle { rest: bytes, chunk, delay, sleep: None }), guard: None }
+        let chunk = if chunk == 0 { bytes.len().max(1) } else { chunk };
+        Body { kind: Kind::Trickle(Trickle { rest: bytes, chunk, delay, sleep: None, reset_after }), guard: None }
     }
 
     pub(crate) fn attach(&mut self, guard: InFlight) {
@@ -60,12 +64,12 @@ impl Body {
 
 impl hyper::body::Body for Body {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = std::io::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
         let this = self.get_mut();
         let data = match &mut this.kind {
             Kind::Full(bytes) => bytes.take(),
@@ -79,7 +83,17 @@ impl hyper::body::Body for Body {
                         ready!(sleep.as_mut().poll(cx));
                         t.sleep = None;
                     }
-                    let n = t.chunk.min(t.rest.len());
+                    let mut n = t.chunk.min(t.rest.len());
+                    if let Some(left) = t.reset_after {
+                        if left == 0 {
+                            return Poll::Ready(Some(Err(std::io::Error::new(
+                                std::io::ErrorKind::ConnectionReset,
+                                "fixture: connection reset mid-body",
+                            ))));
+                        }
+                        n = n.min(left);
+                        t.reset_after = Some(left - n);
+                    }
                     Some(t.rest.split_to(n))
                 }
             }

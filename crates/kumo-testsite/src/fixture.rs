@@ -25,6 +25,8 @@ pub struct Fixture {
     pub chunk_size: usize,
     /// …with this pause before each chunk, for a slow "trickle" body.
     pub chunk_delay: Duration,
+    /// Cut the connection after this many body bytes (a reset mid-body).
+    pub reset_after: Option<usize>,
 }
 
 impl Default for Fixture {
@@ -36,6 +38,7 @@ impl Default for Fixture {
             body: Bytes::new(),
             chunk_size: 0,
             chunk_delay: Duration::ZERO,
+            reset_after: None,
         }
     }
 }
@@ -70,6 +73,22 @@ impl Fixture {
     }
 
     /// Sends the body `chunk_size` bytes at a time, pausing `chunk_delay` before each chunk.
+    /// Sends `n` bytes of the body, then resets the connection.
+    pub fn reset_after(mut self, n: usize) -> Self {
+        self.reset_after = Some(n);
+        self
+    }
+
+    /// A plain-text response with any status (`Fixture::status(503, "busy")`).
+    pub fn status(status: u16, body: &str) -> Self {
+        Fixture {
+            status,
+            headers: vec![("content-type".into(), "text/plain; charset=utf-8".into())],
+            body: Bytes::copy_from_slice(body.as_bytes()),
+            ..Fixture::default()
+        }
+    }
+
     pub fn trickle(mut self, chunk_size: usize, chunk_delay: Duration) -> Self {
         self.chunk_size = chunk_size;
         self.chunk_delay = chunk_delay;
@@ -85,6 +104,7 @@ pub(crate) struct Prepared {
     body: Bytes,
     chunk_size: usize,
     chunk_delay: Duration,
+    reset_after: Option<usize>,
 }
 
 impl Prepared {
@@ -100,11 +120,19 @@ impl Prepared {
                 .map_err(|_| bad(format!("fixture {path}: bad value for {name}: {value:?}")))?;
             headers.append(n, v);
         }
-        Ok(Prepared { status, headers, body: f.body, chunk_size: f.chunk_size, chunk_delay: f.chunk_delay })
+        Ok(Prepared {
+            status,
+            headers,
+            body: f.body,
+            chunk_size: f.chunk_size,
+            chunk_delay: f.chunk_delay,
+            reset_after: f.reset_after,
+        })
     }
 
     pub(crate) fn respond(&self) -> Response<Body> {
-        let body = Body::trickle(self.body.clone(), self.chunk_size, self.chunk_delay);
+        let body =
+            Body::trickle_then_reset(self.body.clone(), self.chunk_size, self.chunk_delay, self.reset_after);
         let mut resp = Response::new(body);
         *resp.status_mut() = self.status;
         *resp.headers_mut() = self.headers.clone();

@@ -44,6 +44,7 @@ mod directory;
 mod fixture;
 mod record;
 mod server;
+pub mod services;
 mod synthetic;
 
 pub use fixture::Fixture;

@@ -6,6 +6,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::request::Parts;
@@ -38,7 +39,7 @@ pub struct ServerBuilder {
     port: u16,
     site: Option<SiteConfig>,
     dir: Option<PathBuf>,
-    fixtures: Vec<(String, Fixture)>,
+    fixtures: Vec<(String, Vec<Fixture>)>,
     record: bool,
 }
 
@@ -87,8 +88,15 @@ impl ServerBuilder {
 
     /// Answers the exact path `path` (no query) with `f`. A later fixture for the same path
     /// replaces an earlier one.
-    pub fn fixture(mut self, path: &str, f: Fixture) -> Self {
-        self.fixtures.push((path.to_owned(), f));
+    pub fn fixture(self, path: &str, f: Fixture) -> Self {
+        self.fixture_sequence(path, vec![f])
+    }
+
+    /// Answers the n-th request for `path` with the n-th fixture, and every request after the
+    /// last with the last one: `[503, 503, ok]` is a page that fails twice, then works.
+    pub fn fixture_sequence(mut self, path: &str, fs: Vec<Fixture>) -> Self {
+        self.fixtures.retain(|(p, _)| p != path);
+        self.fixtures.push((path.to_owned(), fs));
         self
     }
 
@@ -104,9 +112,12 @@ impl ServerBuilder {
     /// an invalid status or header.
     pub async fn start(self) -> io::Result<TestServer> {
         let mut fixtures = HashMap::with_capacity(self.fixtures.len());
-        for (path, f) in self.fixtures {
-            let prepared = Prepared::new(&path, f)?;
-            fixtures.insert(path, prepared);
+        for (path, fs) in self.fixtures {
+            let responses = fs.into_iter().map(|f| Prepared::new(&path, f)).collect::<io::Result<Vec<_>>>()?;
+            if responses.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("fixture {path}: empty sequence")));
+            }
+            fixtures.insert(path, FixtureRoute { responses, served: AtomicUsize::new(0) });
         }
         let dir = match self.dir {
             Some(root) => {
@@ -241,10 +252,17 @@ async fn serve_connection(stream: TcpStream, router: Arc<Router>, mut stop: watc
     }
 }
 
+/// The responses of one fixture path, served in order.
+#[derive(Debug)]
+struct FixtureRoute {
+    responses: Vec<Prepared>,
+    served: AtomicUsize,
+}
+
 /// Everything a request needs: the routes and the recorder.
 #[derive(Debug)]
 struct Router {
-    fixtures: HashMap<String, Prepared>,
+    fixtures: HashMap<String, FixtureRoute>,
     site: Option<Site>,
     dir: Option<Directory>,
     recorder: Arc<Recorder>,
@@ -264,7 +282,8 @@ impl Router {
     async fn route(&self, req: &Parts) -> Response<Body> {
         let path = req.uri.path();
         if let Some(f) = self.fixtures.get(path) {
-            return f.respond();
+            let n = f.served.fetch_add(1, Ordering::Relaxed);
+            return f.responses[n.min(f.responses.len() - 1)].respond();
         }
         if !matches!(req.method, Method::GET | Method::HEAD) {
             return error_page(StatusCode::METHOD_NOT_ALLOWED);

@@ -62,3 +62,8 @@ pub fn status(item: &Item) -> u64 {
 pub fn urls(items: &[Item]) -> BTreeSet<String> {
     items.iter().map(|i| field(i, "url").to_string()).collect()
 }
+
+/// Requests the server saw, robots.txt fetches left out.
+pub fn page_hits(server: &kumo_testsite::TestServer) -> usize {
+    server.hits().iter().filter(|h| h.target != "/robots.txt").count()
+}

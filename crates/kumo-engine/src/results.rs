@@ -1,0 +1,199 @@
+//! The scheduler's side of a page: turning stage results into one frontier commit (acks,
+//! discoveries, retries with back-off, failures, host adjustments) and counting everything.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+use kumo_core::{ErrorKind, Item, SkipReason, Stage};
+use kumo_frontier::{Completion, FailureRecord};
+use tokio::sync::mpsc;
+
+use crate::run::Parts;
+use crate::stages::{Outcome, PageResult};
+use crate::{CrawlConfig, CrawlError};
+
+/// Counts the scheduler keeps while it runs.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub pages: u64,
+    pub bytes: u64,
+    pub items: u64,
+    pub retries: u64,
+    pub failed: u64,
+    pub by_status: BTreeMap<u16, u64>,
+    pub skipped: BTreeMap<SkipReason, u64>,
+    pub errors: BTreeMap<String, u64>,
+}
+
+impl Tally {
+    pub fn error(&mut self, stage: Stage, kind: ErrorKind) {
+        *self.errors.entry(format!("{stage}:{kind}")).or_default() += 1;
+    }
+
+    pub fn skip(&mut self, reason: SkipReason, n: u64) {
+        if n > 0 {
+            *self.skipped.entry(reason).or_default() += n;
+        }
+    }
+}
+
+/// Exponential back-off with jitter: `base · 2^attempt`, times a random factor in [0.5, 1.5)
+/// so that many failures at once do not retry in lock-step.
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exp = base.saturating_mul(1u32 << attempt.min(16));
+    exp.mul_f64(0.5 + fastrand::f64())
+}
+
+pub(crate) fn storage_error(parts: &Parts, tally: &mut Tally, e: kumo_frontier::FrontierError) {
+    tally.error(Stage::Scheduler, ErrorKind::Storage);
+    parts.progress.errors.fetch_add(1, Ordering::Relaxed);
+    parts.errors.send(CrawlError {
+        stage: Stage::Scheduler,
+        kind: ErrorKind::Storage,
+        module: None,
+        url: None,
+        message: e.to_string(),
+    });
+}
+
+/// A retry if attempts are left, else a failure record.
+fn retry_or_fail(
+    cfg: &CrawlConfig,
+    tally: &mut Tally,
+    lease: kumo_frontier::LeaseId,
+    retries: u32,
+    after: Option<Duration>,
+    failure: impl FnOnce() -> FailureRecord,
+) -> Completion {
+    if retries < cfg.max_retries {
+        tally.retries += 1;
+        let after = after.unwrap_or_else(|| backoff(cfg.retry_backoff, retries));
+        Completion::Retry { lease, after }
+    } else {
+        tally.failed += 1;
+        Completion::Failed { lease, failure: failure() }
+    }
+}
+
+/// Applies a batch of page results: host adjustments, one frontier commit, then the items
+/// to the pipeline.
+pub(crate) async fn handle_results(
+    parts: &Parts,
+    batch: Vec<PageResult>,
+    tally: &mut Tally,
+    item_tx: &mpsc::Sender<Vec<Item>>,
+) {
+    let cfg = &*parts.cfg;
+    let mut completions = Vec::with_capacity(batch.len());
+    let mut items = Vec::new();
+    for r in batch {
+        // Adjust the host before the completion re-queues anything for it.
+        if let Some((host, adj)) = r.adjust
+            && let Err(e) = parts.frontier.adjust_host(&host, adj).await
+        {
+            storage_error(parts, tally, e);
+        }
+        let lease = r.lease;
+        let completion = match r.outcome {
+            Outcome::Page { status, bytes, discovered, items: mut found, skips } => {
+                tally.pages += 1;
+                tally.bytes += bytes;
+                *tally.by_status.entry(status).or_default() += 1;
+                for s in skips {
+                    tally.skip(s, 1);
+                }
+                tally.items += found.len() as u64;
+                items.append(&mut found);
+                Completion::Done { lease, discovered }
+            }
+            Outcome::RetryableStatus { status, retry_after, request } => {
+                tally.pages += 1;
+                *tally.by_status.entry(status).or_default() += 1;
+                let retries = request.retries;
+                if retries >= cfg.max_retries {
+                    tally.error(Stage::Downloader, ErrorKind::Status);
+                }
+                retry_or_fail(cfg, tally, lease, retries, retry_after, || {
+                    tally_failure_status(parts, status, &request.url)
+                })
+            }
+            Outcome::Failed(e) => {
+                tally.error(Stage::Downloader, e.kind);
+                parts.progress.errors.fetch_add(1, Ordering::Relaxed);
+                parts.errors.send(CrawlError {
+                    stage: Stage::Downloader,
+                    kind: e.kind,
+                    module: Some(parts.downloader.id().clone()),
+                    url: Some(e.request.url.to_string()),
+                    message: e.message.clone(),
+                });
+                let retries = if e.kind.is_retryable() { e.request.retries } else { u32::MAX };
+                retry_or_fail(cfg, tally, lease, retries, None, || FailureRecord {
+                    url: e.request.url.to_string(),
+                    kind: e.kind,
+                    message: e.message,
+                    attempts: e.request.retries + 1,
+                    last_status: None,
+                    at: SystemTime::now(),
+                })
+            }
+            Outcome::Skipped(reason) => {
+                tally.skip(reason, 1);
+                Completion::Done { lease, discovered: Vec::new() }
+            }
+            Outcome::Deferred(after) => Completion::Defer { lease, after },
+        };
+        completions.push(completion);
+    }
+    let progress = &parts.progress;
+    match parts.frontier.complete(completions).await {
+        Ok(report) => tally.skip(SkipReason::Seen, report.seen as u64),
+        Err(e) => storage_error(parts, tally, e),
+    }
+    if let Ok(stats) = parts.frontier.stats().await {
+        progress.queued.store(stats.queued as u64, Ordering::Relaxed);
+    }
+    progress.pages.store(tally.pages, Ordering::Relaxed);
+    progress.items.store(tally.items, Ordering::Relaxed);
+    if !items.is_empty() {
+        // Back-pressure: a slow sink slows the scheduler, which slows leasing.
+        let _ = item_tx.send(items).await;
+    }
+}
+
+/// The failure record of a request whose retries all met a retryable status.
+fn tally_failure_status(parts: &Parts, status: u16, url: &kumo_core::Url) -> FailureRecord {
+    parts.errors.send(CrawlError {
+        stage: Stage::Downloader,
+        kind: ErrorKind::Status,
+        module: Some(parts.downloader.id().clone()),
+        url: Some(url.to_string()),
+        message: format!("status {status} after {} retries", parts.cfg.max_retries),
+    });
+    FailureRecord {
+        url: url.to_string(),
+        kind: ErrorKind::Status,
+        message: format!("server answered {status}"),
+        attempts: parts.cfg.max_retries + 1,
+        last_status: Some(status),
+        at: SystemTime::now(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_jitter() {
+        let base = Duration::from_millis(100);
+        for attempt in 0..5 {
+            let nominal = base * (1 << attempt);
+            for _ in 0..50 {
+                let d = backoff(base, attempt);
+                assert!(d >= nominal / 2 && d < nominal * 3 / 2, "{attempt}: {d:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! robots.txt in the crawl: fetched once per origin (single-flight), cached with a time-to-live
+//! and a bounded size, and consulted before every fetch.
+//!
+//! The downloader task that first needs an origin's rules fetches them inside its own lease,
+//! so the fetch counts against the host's parallelism like any request. A 5xx answer makes the
+//! origin unavailable: its requests are put back for `unavailable_backoff` and, after
+//! `max_unavailable` such answers in a row, recorded as failures. A robots.txt that cannot be
+//! reached at all (refused, timed out) is not cached: the page fetch goes ahead and meets the
+//! same error, which the ordinary retry path handles, so an unreachable host fails fast.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kumo_core::{Request, Url};
+use kumo_downloader::Downloader;
+use kumo_frontier::robots::{RobotsAnswer, RobotsRules, agent_token, robots_url};
+use serde::Serialize;
+use tokio::sync::OnceCell;
+
+/// How the crawl treats robots.txt.
+#[derive(Debug, Clone)]
+pub struct RobotsConfig {
+    /// Fetch and obey robots.txt (on by default; `--ignore-robots` turns it off).
+    pub obey: bool,
+    /// The longest `Crawl-delay` honored; a longer one is cut to this (and counted).
+    pub max_crawl_delay: Duration,
+    /// How long fetched rules are trusted.
+    pub ttl: Duration,
+    /// Origins whose rules are kept; the oldest are dropped beyond this.
+    pub capacity: usize,
+    /// How long an origin whose robots.txt answered 5xx waits before it is tried again.
+    pub unavailable_backoff: Duration,
+    /// 5xx answers in a row after which the origin's requests are recorded as failed.
+    pub max_unavailable: u32,
+}
+
+impl Default for RobotsConfig {
+    fn default() -> Self {
+        RobotsConfig {
+            obey: true,
+            max_crawl_delay: Duration::from_secs(10),
+            ttl: Duration::from_secs(24 * 3600),
+            capacity: 10_000,
+            unavailable_backoff: Duration::from_secs(30),
+            max_unavailable: 3,
+        }
+    }
+}
+
+/// robots.txt counts for the summary.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RobotsStats {
+    pub fetched: u64,
+    pub disallowed: u64,
+    pub unavailable: u64,
+    pub crawl_delay_capped: u64,
+}
+
+/// What to do with one request.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Decision {
+    Allow,
+    Disallow,
+    /// Put back for this long (robots.txt answered 5xx).
+    Unavailable(Duration),
+    /// robots.txt kept answering 5xx: record the request as failed.
+    GiveUp,
+}
+
+/// A decision, and what the check learned about the host when its rules were new.
+#[derive(Debug)]
+pub(crate) struct Check {
+    pub decision: Decision,
+    /// The rules were fetched (or waited for) during this check: the host just received a
+    /// request, and its crawl delay (capped) is this.
+    pub fresh: Option<Option<Duration>>,
+}
+
+struct Entry {
+    answer: RobotsAnswer,
+    fetched_at: Instant,
+    /// 5xx answers in a row, this one included.
+    unavailable_streak: u32,
+}
+
+type Slot = Arc<OnceCell<Arc<Entry>>>;
+
+pub(crate) struct RobotsCache {
+    cfg: RobotsConfig,
+    agent: String,
+    slots: Mutex<(HashMap<String, Slot>, VecDeque<String>)>,
+    fetched: AtomicU64,
+    disallowed: AtomicU64,
+    unavailable: AtomicU64,
+    capped: AtomicU64,
+}
+
+impl RobotsCache {
+    pub fn new(cfg: RobotsConfig, user_agent: &str) -> Self {
+        RobotsCache {
+            cfg,
+            agent: agent_token(user_agent).to_string(),
+            slots: Mutex::new((HashMap::new(), VecDeque::new())),
+            fetched: AtomicU64::new(0),
+            disallowed: AtomicU64::new(0),
+            unavailable: AtomicU64::new(0),
+            capped: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stats(&self) -> RobotsStats {
+        RobotsStats {
+            fetched: self.fetched.load(Ordering::Relaxed),
+            disallowed: self.disallowed.load(Ordering::Relaxed),
+            unavailable: self.unavailable.load(Ordering::Relaxed),
+            crawl_delay_capped: self.capped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The slot for `origin`, replacing an expired one. Returns the slot and, when it
+    /// replaced an expired one, the previous entry's 5xx streak.
+    fn slot(&self, origin: &str) -> (Slot, u32) {
+        let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, order) = &mut *guard;
+        if let Some(slot) = map.get(origin) {
+            match slot.get() {
+                Some(e) => {
+                    let ttl = match e.answer {
+                        RobotsAnswer::Unavailable => self.cfg.unavailable_backoff,
+                        RobotsAnswer::Rules(_) => self.cfg.ttl,
+                    };
+                    if e.fetched_at.elapsed() < ttl {
+                        return (slot.clone(), 0);
+                    }
+                    let streak = e.unavailable_streak;
+                    let fresh: Slot = Arc::new(OnceCell::new());
+                    map.insert(origin.to_string(), fresh.clone());
+                    return (fresh, streak);
+                }
+                None => return (slot.clone(), 0),
+            }
+        }
+        while map.len() >= self.cfg.capacity.max(1) {
+            match order.pop_front() {
+                Some(old) => {
+                    map.remove(&old);
+                }
+                None => break,
+            }
+        }
+        let slot: Slot = Arc::new(OnceCell::new());
+        map.insert(origin.to_string(), slot.clone());
+        order.push_back(origin.to_string());
+        (slot, 0)
+    }
+
+    fn forget(&self, origin: &str) {
+        let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.remove(origin);
+    }
+
+    /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
+    pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
+        let Some(robots) = robots_url(&req.url) else {
+            return Check { decision: Decision::Allow, fresh: None };
+        };
+        if req.url.path() == "/robots.txt" {
+            return Check { decision: Decision::Allow, fresh: None };
+        }
+        let origin = robots.origin().ascii_serialization();
+        let (slot, streak) = self.slot(&origin);
+        let was_known = slot.initialized();
+        let entry = slot
+            .get_or_try_init(|| async {
+                match self.fetch(&robots, dl).await {
+                    Some(answer) => {
+                        let unavailable_streak =
+                            if matches!(answer, RobotsAnswer::Unavailable) { streak + 1 } else { 0 };
+                        Ok(Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak }))
+                    }
+                    None => Err(()),
+                }
+            })
+            .await;
+        let Ok(entry) = entry else {
+            // Unreachable: not cached; the page fetch will meet the same error.
+            self.forget(&origin);
+            return Check { decision: Decision::Allow, fresh: None };
+        };
+        let fresh = (!was_known).then(|| match &entry.answer {
+            RobotsAnswer::Rules(r) => self.capped_delay(r),
+            RobotsAnswer::Unavailable => None,
+        });
+        let decision = match &entry.answer {
+            RobotsAnswer::Rules(r) if r.allowed(&req.url) => Decision::Allow,
+            RobotsAnswer::Rules(_) => {
+                self.disallowed.fetch_add(1, Ordering::Relaxed);
+                Decision::Disallow
+            }
+            RobotsAnswer::Unavailable if entry.unavailable_streak >= self.cfg.max_unavailable => {
+                Decision::GiveUp
+            }
+            RobotsAnswer::Unavailable => Decision::Unavailable(self.cfg.unavailable_backoff),
+        };
+        Check { decision, fresh }
+    }
+
+    fn capped_delay(&self, rules: &RobotsRules) -> Option<Duration> {
+        let d = rules.crawl_delay()?;
+        if d > self.cfg.max_crawl_delay {
+            self.capped.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                "Crawl-delay of {:.1}s is above the {:.1}s cap; using the cap",
+                d.as_secs_f64(),
+                self.cfg.max_crawl_delay.as_secs_f64()
+            );
+            return Some(self.cfg.max_crawl_delay);
+        }
+        Some(d)
+    }
+
+    /// Fetches robots.txt, following up to five redirects (RFC 9309 §2.3.1.2). `None` when
+    /// the origin could not be reached at all.
+    async fn fetch(&self, url: &Url, dl: &Downloader) -> Option<RobotsAnswer> {
+        let mut target = url.clone();
+        for _ in 0..=5 {
+            self.fetched.fetch_add(1, Ordering::Relaxed);
+            let resp = dl.fetch(Request::get(target.clone())).await.ok()?;
+            match resp.redirect_location() {
+                Some(Ok(next)) if matches!(next.scheme(), "http" | "https") => target = next,
+                Some(_) => return Some(RobotsAnswer::Rules(RobotsRules::AllowAll)),
+                None => {
+                    let answer = RobotsAnswer::from_response(resp.status.as_u16(), &resp.body, &self.agent);
+                    if matches!(answer, RobotsAnswer::Unavailable) {
+                        self.unavailable.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Some(answer);
+                }
+            }
+        }
+        // Too many redirects: treated like "no robots.txt" (4xx), as RFC 9309 allows.
+        Some(RobotsAnswer::Rules(RobotsRules::AllowAll))
+    }
+}

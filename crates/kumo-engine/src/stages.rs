@@ -1,0 +1,230 @@
+//! The stage tasks of a run: downloaders (robots.txt check, then fetch) and parsers
+//! (analyzer, redirects, scope and fingerprints). Each reads from a bounded channel and writes
+//! to the next; neither touches the frontier.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kumo_core::{ErrorKind, Fingerprint, Item, Request, Response, SkipReason, Stage};
+use kumo_downloader::{Downloader, FetchError};
+use kumo_frontier::{HostAdjustment, Lease, LeaseId, Scope};
+use tokio::sync::mpsc;
+
+use crate::analyze::Analyzer;
+use crate::robots::{Decision, RobotsCache};
+use crate::run::AnalyzerModule;
+use crate::{CrawlConfig, CrawlError, ErrorStream};
+
+/// A download handed from a downloader task to the parsers.
+pub(crate) struct Fetched {
+    pub lease: LeaseId,
+    pub result: Result<Response, FetchError>,
+}
+
+/// What the stages report to the scheduler for one lease.
+pub(crate) struct PageResult {
+    pub lease: LeaseId,
+    pub outcome: Outcome,
+    /// What was learned about the request's host (`host[:port]`).
+    pub adjust: Option<(String, HostAdjustment)>,
+}
+
+pub(crate) enum Outcome {
+    Page {
+        status: u16,
+        bytes: u64,
+        discovered: Vec<(Fingerprint, Request)>,
+        items: Vec<Item>,
+        skips: Vec<SkipReason>,
+    },
+    /// The server answered with a status worth trying again (429, 5xx).
+    RetryableStatus {
+        status: u16,
+        retry_after: Option<Duration>,
+        request: Box<Request>,
+    },
+    Failed(FetchError),
+    /// Not fetched, for good (robots.txt disallows it).
+    Skipped(SkipReason),
+    /// Not fetched now; put back for this long without counting an attempt.
+    Deferred(Duration),
+}
+
+/// Statuses that mean "try again later": the request was fine, the server was not.
+pub(crate) fn is_retryable_status(status: u16) -> bool {
+    matches!(status, 429 | 500 | 502 | 503 | 504 | 522 | 524)
+}
+
+/// The checks every discovered request goes through before the frontier sees it.
+pub(crate) fn admit(
+    scope: &Scope,
+    cfg: &CrawlConfig,
+    req: Request,
+    out: &mut Vec<(Fingerprint, Request)>,
+    skips: &mut Vec<SkipReason>,
+) {
+    match scope.check(&req) {
+        Ok(()) => out.push((req.fingerprint(&cfg.canonical, cfg.dedup), req)),
+        Err(reason) => skips.push(reason),
+    }
+}
+
+/// What a downloader task needs.
+pub(crate) struct DownloadStage {
+    pub cfg: Arc<CrawlConfig>,
+    pub downloader: Arc<Downloader>,
+    pub robots: Option<Arc<RobotsCache>>,
+}
+
+impl DownloadStage {
+    /// Handles one lease: robots.txt first, then the fetch. Returns the fetch for the
+    /// parsers, or what goes to the scheduler directly (robots outcomes).
+    pub async fn handle(&self, lease: Lease) -> Handled {
+        let Some(robots) = &self.robots else {
+            return Handled::Fetched(Fetched {
+                lease: lease.id,
+                result: self.downloader.fetch(lease.request).await,
+            });
+        };
+        let check = robots.check(&lease.request, &self.downloader).await;
+        let host = lease.request.host_key();
+        let crawl_delay = check.fresh.flatten();
+        let adjust = crawl_delay.map(|d| (host.clone(), HostAdjustment { min_delay: Some(d), pause: None }));
+        let reply = |outcome, adjust| Handled::Report(PageResult { lease: lease.id, outcome, adjust });
+        match check.decision {
+            Decision::Allow => {}
+            Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust),
+            Decision::Unavailable(wait) => {
+                let pause = Some((host, HostAdjustment { pause: Some(wait), min_delay: None }));
+                return reply(Outcome::Deferred(wait), pause);
+            }
+            Decision::GiveUp => {
+                let e = FetchError::new(ErrorKind::Status, "robots.txt kept answering 5xx", lease.request);
+                return reply(Outcome::Failed(e), adjust);
+            }
+        }
+        if check.fresh.is_some() {
+            // The host was just sent its robots.txt request: if it wants requests spaced,
+            // this one waits its turn in the frontier rather than here.
+            let spacing = self.cfg.politeness.policy_for(&host).delay.max(crawl_delay.unwrap_or_default());
+            if !spacing.is_zero() {
+                return reply(Outcome::Deferred(spacing), adjust);
+            }
+        }
+        Handled::Fetched(Fetched { lease: lease.id, result: self.downloader.fetch(lease.request).await })
+    }
+}
+
+/// Where a downloader task sends what it did with a lease.
+// Built once per lease and moved straight into a channel: boxing the big variant would only add
+// an allocation per page.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Handled {
+    /// To the parsers.
+    Fetched(Fetched),
+    /// Straight to the scheduler (not fetched: robots.txt said no, or not yet).
+    Report(PageResult),
+}
+
+/// Runs one downloader task until the lease channel closes.
+pub(crate) async fn download_task(
+    stage: Arc<DownloadStage>,
+    leases: async_channel::Receiver<Lease>,
+    fetched: async_channel::Sender<Fetched>,
+    results: mpsc::Sender<PageResult>,
+) {
+    while let Ok(lease) = leases.recv().await {
+        let sent = match stage.handle(lease).await {
+            Handled::Fetched(f) => fetched.send(f).await.is_ok(),
+            Handled::Report(r) => results.send(r).await.is_ok(),
+        };
+        if !sent {
+            break;
+        }
+    }
+}
+
+/// What a parser task needs.
+pub(crate) struct ParseStage {
+    pub cfg: Arc<CrawlConfig>,
+    pub scope: Arc<Scope>,
+    pub analyzer: Arc<dyn Analyzer>,
+    pub errors: Arc<ErrorStream>,
+}
+
+/// Runs one parser task until the fetched channel closes.
+pub(crate) async fn parse_task(
+    stage: Arc<ParseStage>,
+    module: Arc<AnalyzerModule>,
+    fetched: async_channel::Receiver<Fetched>,
+    results: mpsc::Sender<PageResult>,
+) {
+    while let Ok(f) = fetched.recv().await {
+        let (outcome, adjust) = match f.result {
+            Ok(resp) => stage.analyze(&module, resp),
+            Err(e) => (Outcome::Failed(e), None),
+        };
+        if results.send(PageResult { lease: f.lease, outcome, adjust }).await.is_err() {
+            break;
+        }
+    }
+}
+
+impl ParseStage {
+    fn analyze(
+        &self,
+        module: &AnalyzerModule,
+        resp: Response,
+    ) -> (Outcome, Option<(String, HostAdjustment)>) {
+        let status = resp.status.as_u16();
+        if is_retryable_status(status) {
+            let retry_after = retry_after(&resp);
+            // 429 and 503 say "slow down": the whole host waits, not just this request.
+            let adjust = matches!(status, 429 | 503).then(|| {
+                let pause = retry_after.unwrap_or(self.cfg.retry_backoff);
+                (resp.request.host_key(), HostAdjustment { pause: Some(pause), min_delay: None })
+            });
+            let retry_after = retry_after.map(|d| d.min(self.cfg.max_retry_after));
+            return (
+                Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request) },
+                adjust,
+            );
+        }
+        module.counters.called();
+        module.counters.accepted();
+        let mut discovered = Vec::new();
+        let mut skips = Vec::new();
+        let analysis = self.analyzer.analyze(&resp);
+        for req in analysis.requests {
+            admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
+        }
+        // A redirect is a new request (same depth) that goes through scope and
+        // de-duplication like any link, so every hop is checked.
+        match resp.redirect_location() {
+            Some(Ok(target)) => {
+                admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
+            }
+            Some(Err(e)) => self.errors.send(CrawlError {
+                stage: Stage::Parser,
+                kind: ErrorKind::BadRedirect,
+                module: Some(module.id.clone()),
+                url: Some(resp.url.to_string()),
+                message: format!("bad Location header: {e}"),
+            }),
+            None => {}
+        }
+        module.counters.finished(true);
+        let bytes = resp.body.len() as u64;
+        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips }, None)
+    }
+}
+
+/// The `Retry-After` header: delay-seconds or an HTTP date.
+fn retry_after(resp: &Response) -> Option<Duration> {
+    let v = resp.headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+}

@@ -1,0 +1,232 @@
+//! Politeness as the server sees it: robots.txt, Crawl-delay, per-host delay and parallelism
+//! across several hosts, 429/503 with Retry-After, retries with back-off, failures.
+
+mod common;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::{Duration, Instant};
+
+use common::{config, crawl, field, status};
+use kumo_core::SkipReason;
+use kumo_frontier::{HostPolicy, HostRule};
+use kumo_testsite::{Fixture, Hit, ServerBuilder, SiteConfig, TestServer};
+
+fn robots(txt: &str) -> Fixture {
+    Fixture { headers: vec![("content-type".into(), "text/plain".into())], ..Fixture::html(txt) }
+}
+
+/// The smallest gap between two consecutive requests the server saw, robots.txt included.
+fn min_gap(hits: &[Hit]) -> Duration {
+    hits.windows(2).map(|w| w[1].at.duration_since(w[0].at)).min().unwrap_or(Duration::MAX)
+}
+
+fn links(paths: &[&str]) -> String {
+    paths.iter().map(|p| format!("<a href=\"{p}\">{p}</a>")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn robots_disallowed_paths_are_never_requested() {
+    let server = ServerBuilder::new()
+        .fixture("/robots.txt", robots("User-agent: *\nDisallow: /private/\n"))
+        .fixture("/", Fixture::html(&links(&["/a", "/private/x", "/private/y", "/b"])))
+        .fixture("/a", Fixture::html("a"))
+        .fixture("/b", Fixture::html("b"))
+        .start()
+        .await
+        .unwrap();
+    let (summary, items) = crawl(config(&server.url("/"))).await;
+    let targets: Vec<String> = server.hits().iter().map(|h| h.target.clone()).collect();
+    assert!(targets.iter().all(|t| !t.starts_with("/private/")), "{targets:?}");
+    assert_eq!(targets.iter().filter(|t| *t == "/robots.txt").count(), 1, "fetched once");
+    assert_eq!(items.len(), 3);
+    assert_eq!(summary.skipped[&SkipReason::Robots], 2);
+    assert_eq!(summary.robots.disallowed, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ignoring_robots_fetches_everything() {
+    let server = ServerBuilder::new()
+        .fixture("/robots.txt", robots("User-agent: *\nDisallow: /\n"))
+        .fixture("/", Fixture::html(&links(&["/a"])))
+        .fixture("/a", Fixture::html("a"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    let (_, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 2);
+    assert!(server.hits().iter().all(|h| h.target != "/robots.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_robots_txt_allows_all_and_a_failing_one_backs_off() {
+    let ok = ServerBuilder::new().fixture("/", Fixture::html("home")).start().await.unwrap();
+    let (_, items) = crawl(config(&ok.url("/"))).await;
+    assert_eq!(items.len(), 1, "404 robots.txt allows everything");
+
+    let flaky = ServerBuilder::new()
+        .fixture_sequence(
+            "/robots.txt",
+            vec![Fixture::status(503, "busy"), robots("User-agent: *\nAllow: /\n")],
+        )
+        .fixture("/", Fixture::html("home"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&flaky.url("/"));
+    cfg.robots.unavailable_backoff = Duration::from_millis(200);
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 1);
+    let hits = flaky.hits();
+    let targets: Vec<&str> = hits.iter().map(|h| h.target.as_str()).collect();
+    assert_eq!(targets, ["/robots.txt", "/robots.txt", "/"], "nothing fetched while robots.txt fails");
+    assert!(hits[1].at.duration_since(hits[0].at) >= Duration::from_millis(200), "backed off");
+    assert_eq!(summary.robots.unavailable, 1);
+
+    let down = ServerBuilder::new()
+        .fixture("/robots.txt", Fixture::status(500, "down"))
+        .fixture("/", Fixture::html("home"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&down.url("/"));
+    cfg.robots.unavailable_backoff = Duration::from_millis(50);
+    let (summary, items) = crawl(cfg).await;
+    assert!(items.is_empty());
+    assert_eq!(summary.failed, 1, "recorded as failed after repeated 5xx");
+    assert!(down.hits().iter().all(|h| h.target == "/robots.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_delay_is_honored_and_capped() {
+    let pages = ["/1", "/2", "/3", "/4"];
+    let mut b = ServerBuilder::new()
+        .fixture("/robots.txt", robots("User-agent: *\nCrawl-delay: 0.15\n"))
+        .fixture("/", Fixture::html(&links(&pages)));
+    for p in pages {
+        b = b.fixture(p, Fixture::html(p));
+    }
+    let server = b.start().await.unwrap();
+    let (_, items) = crawl(config(&server.url("/"))).await;
+    assert_eq!(items.len(), 5);
+    let gap = min_gap(&server.hits());
+    assert!(gap >= Duration::from_millis(150), "requests {gap:?} apart, Crawl-delay 0.15 s");
+
+    // A Crawl-delay above the cap is cut to the cap.
+    let mut b = ServerBuilder::new()
+        .fixture("/robots.txt", robots("User-agent: *\nCrawl-delay: 60\n"))
+        .fixture("/", Fixture::html(&links(&pages)));
+    for p in pages {
+        b = b.fixture(p, Fixture::html(p));
+    }
+    let server = b.start().await.unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.max_crawl_delay = Duration::from_millis(100);
+    let started = Instant::now();
+    let (summary, _) = crawl(cfg).await;
+    assert!(min_gap(&server.hits()) >= Duration::from_millis(100));
+    assert!(started.elapsed() < Duration::from_secs(20), "the cap, not 60 s, spaced the requests");
+    assert_eq!(summary.robots.crawl_delay_capped, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_slows_the_host_and_the_request_is_retried() {
+    let server = ServerBuilder::new()
+        .fixture_sequence(
+            "/busy",
+            vec![Fixture::status(429, "slow down").with_header("retry-after", "1"), Fixture::html("ok")],
+        )
+        .fixture("/", Fixture::html(&links(&["/busy"])))
+        .start()
+        .await
+        .unwrap();
+    let (summary, items) = crawl(config(&server.url("/"))).await;
+    assert_eq!(items.iter().filter(|i| status(i) == 200).count(), 2);
+    let hits: Vec<_> = server.hits().into_iter().filter(|h| h.target == "/busy").collect();
+    assert_eq!(hits.len(), 2);
+    assert!(hits[1].at.duration_since(hits[0].at) >= Duration::from_secs(1), "Retry-After: 1 honored");
+    assert_eq!(summary.retries, 1);
+    assert_eq!(summary.by_status[&429], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_then_recorded() {
+    let server = ServerBuilder::new()
+        .fixture_sequence(
+            "/flaky",
+            vec![Fixture::status(503, "x"), Fixture::status(500, "x"), Fixture::html("ok")],
+        )
+        .fixture("/broken", Fixture::status(500, "always"))
+        .fixture("/cut", Fixture::html(&"z".repeat(5000)).reset_after(1000))
+        .fixture("/", Fixture::html(&links(&["/flaky", "/broken", "/cut"])))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.max_retries = 2;
+    let (summary, items) = crawl(cfg).await;
+    let ok: Vec<_> = items.iter().map(|i| field(i, "url").to_string()).collect();
+    assert!(ok.iter().any(|u| u.ends_with("/flaky")), "succeeds on the third try");
+    let count = |p: &str| server.hits().iter().filter(|h| h.target == p).count();
+    assert_eq!((count("/flaky"), count("/broken"), count("/cut")), (3, 3, 3));
+    assert_eq!(summary.failed, 2);
+    assert_eq!(summary.errors["downloader:status"], 1);
+    assert_eq!(summary.errors["downloader:body"], 3, "a reset mid-body is a body error");
+}
+
+/// Several hosts at once: per-host delay and parallelism hold for each, and a slow, polite
+/// host does not hold back a fast one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_host_politeness_across_hosts() {
+    let slow_ip = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));
+    let slow_paths: Vec<String> = (0..6).map(|i| format!("/s{i}")).collect();
+    let mut sb = ServerBuilder::new().ip(slow_ip);
+    for p in &slow_paths {
+        sb = sb.fixture(p, Fixture::html("slow page"));
+    }
+    let slow: TestServer = sb.start().await.unwrap();
+    let mut seed_links: String =
+        slow_paths.iter().map(|p| format!("<a href=\"{}\">s</a>", slow.url(p))).collect();
+    let fast = ServerBuilder::new()
+        .synthetic(SiteConfig { pages: 150, ..Default::default() })
+        .start()
+        .await
+        .unwrap();
+    seed_links.push_str(&format!("<a href=\"{}\">fast</a>", fast.url("/index.html")));
+    let hub = ServerBuilder::new()
+        .ip(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 4)))
+        .fixture("/", Fixture::html(&seed_links))
+        .start()
+        .await
+        .unwrap();
+
+    let mut cfg = config(&hub.url("/"));
+    cfg.scope.any_domain = true;
+    cfg.politeness.rules = vec![
+        HostRule::new(
+            "127.0.0.3:*",
+            HostPolicy { parallelism: 1, delay: Duration::from_millis(200), ..Default::default() },
+        )
+        .unwrap(),
+        HostRule::new("127.0.0.1:*", HostPolicy { parallelism: 3, ..Default::default() }).unwrap(),
+    ];
+    let (summary, _) = crawl(cfg).await;
+    assert_eq!(
+        summary.by_status[&200] as usize,
+        1 + slow_paths.len() + fast.hit_count() - 1,
+        "everything fetched"
+    );
+
+    let slow_hits: Vec<Hit> = slow.hits().into_iter().filter(|h| h.target != "/robots.txt").collect();
+    assert_eq!(slow_hits.len(), slow_paths.len());
+    assert!(min_gap(&slow.hits()) >= Duration::from_millis(200), "slow host: 200 ms apart");
+    assert_eq!(slow.max_in_flight(), 1);
+    assert!(fast.max_in_flight() <= 3, "fast host: at most 3 at once, saw {}", fast.max_in_flight());
+    // The fast host finished long before the slow one: it was not held back.
+    let fast_end = fast.hits().last().unwrap().at;
+    let slow_end = slow_hits.last().unwrap().at;
+    assert!(fast_end < slow_end, "fast host done first");
+    let fast_span = fast_end.duration_since(fast.hits()[0].at);
+    assert!(fast_span < Duration::from_millis(1000), "fast host crawled at full speed ({fast_span:?})");
+}

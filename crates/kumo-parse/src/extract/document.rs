@@ -1,0 +1,117 @@
+//! One fetched page as the extractors see it: the body, plus each parse of it made at most
+//! once and only when some selector needs it (the CSS DOM, the XPath tree, the JSON value),
+//! shared by every field and model that runs on the page.
+
+use std::cell::OnceCell;
+
+use scraper::Html;
+use serde_json::Value;
+use skyscraper::xpath::XpathItemTree;
+use url::Url;
+
+/// A page ready for extraction. Parses lazily and caches; not `Send` (scraper's DOM is not),
+/// so build it and run the models inside one synchronous function (or `spawn_blocking`).
+///
+/// ```
+/// use kumo_parse::extract::{Document, Field, Model};
+///
+/// let url = url::Url::parse("http://example.com/").unwrap();
+/// let title = Model::new("page", vec![Field::css("title", "h1")]).compile().unwrap();
+/// let links = Model::new("links", vec![Field::css("links", "a").attr("href").list().dig()])
+///     .compile()
+///     .unwrap();
+/// let page = Document::new("<h1>Hi</h1><a href='/a'>a</a>", false, &url);
+/// // One HTML parse serves both models.
+/// assert_eq!(title.extract_from(&page).items[0].get("title").unwrap(), "Hi");
+/// assert_eq!(links.extract_from(&page).dig[0].as_str(), "http://example.com/a");
+/// ```
+pub struct Document<'a> {
+    body: &'a str,
+    is_json: bool,
+    url: &'a Url,
+    html: OnceCell<Html>,
+    xpath: OnceCell<Result<XpathItemTree, String>>,
+    json: OnceCell<Result<Value, String>>,
+    base: OnceCell<Url>,
+}
+
+impl std::fmt::Debug for Document<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("url", &self.url.as_str())
+            .field("bytes", &self.body.len())
+            .field("is_json", &self.is_json)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Document<'a> {
+    /// `content_type_is_json` says the response is JSON: CSS and XPath selectors then find
+    /// nothing (and say so in the issues). JSONPath selectors read the body as JSON either way,
+    /// since APIs often answer with `text/plain` or `text/html`.
+    pub fn new(body: &'a str, content_type_is_json: bool, page_url: &'a Url) -> Self {
+        Document {
+            body,
+            is_json: content_type_is_json,
+            url: page_url,
+            html: OnceCell::new(),
+            xpath: OnceCell::new(),
+            json: OnceCell::new(),
+            base: OnceCell::new(),
+        }
+    }
+
+    pub fn body(&self) -> &'a str {
+        self.body
+    }
+
+    pub fn url(&self) -> &'a Url {
+        self.url
+    }
+
+    /// The CSS DOM. Parsing HTML never fails; a JSON response has no DOM.
+    pub(super) fn html(&self) -> Result<&Html, String> {
+        if self.is_json {
+            return Err("css selectors do not apply to a JSON response".to_owned());
+        }
+        Ok(self.html.get_or_init(|| Html::parse_document(self.body)))
+    }
+
+    /// The XPath tree, parsed on first use.
+    pub(super) fn xpath_tree(&self) -> Result<&XpathItemTree, String> {
+        if self.is_json {
+            return Err("xpath selectors do not apply to a JSON response".to_owned());
+        }
+        self.xpath
+            .get_or_init(|| {
+                skyscraper::html::parse(self.body)
+                    .map_err(|e| format!("the page does not parse for XPath: {e}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The body as JSON, parsed on first use.
+    pub(super) fn json(&self) -> Result<&Value, String> {
+        self.json
+            .get_or_init(|| serde_json::from_str(self.body).map_err(|e| format!("the body is not JSON: {e}")))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The URL `dig` values resolve against: the first `<base href>` of an HTML page (resolved
+    /// against the page URL, as browsers and the link extractor do), else the page URL.
+    pub(super) fn base(&self) -> &Url {
+        self.base.get_or_init(|| {
+            let Ok(html) = self.html() else {
+                return self.url.clone();
+            };
+            let selector = scraper::Selector::parse("base[href]").expect("a valid built-in selector");
+            html.select(&selector)
+                .next()
+                .and_then(|base| base.value().attr("href"))
+                .and_then(|href| self.url.join(href.trim()).ok())
+                .unwrap_or_else(|| self.url.clone())
+        })
+    }
+}
