@@ -13,6 +13,18 @@ if [[ -z "${KUMO_TESTDATA:-}" && ! -d ../shared/testdata/quotes-site ]]; then
   exit 2
 fi
 
+# PostgreSQL server binaries: the sink tests start a throwaway server from them (Debian keeps
+# them in /usr/lib/postgresql/N/bin, off PATH). The tests fail, never skip, without them.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+  sudo=()
+  if [[ $(id -u) != 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
+  if ! { "${sudo[@]}" apt-get update -q &&
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }; then
+    echo "error: cannot install PostgreSQL (apt-get install postgresql); the sink tests need it" >&2
+    exit 2
+  fi
+fi
+
 # rustfmt and clippy ship as rustup components; add them if this toolchain lacks them. Where
 # they cannot be had (no rustup, no network), the tests still run and the skip is said.
 lint=1

@@ -77,6 +77,10 @@ pub struct CrawlArgs {
     /// De-duplicate by URL and source page (Spiderman's non-strict mode).
     #[arg(long)]
     pub non_strict: bool,
+    /// Send requests through this proxy (http://, https:// or socks5://). Repeat for several:
+    /// each gets its own downloader, and each request goes to the least loaded, least failing.
+    #[arg(long = "proxy", value_name = "URL")]
+    pub proxies: Vec<String>,
     /// The User-Agent header.
     #[arg(long, value_name = "UA")]
     pub user_agent: Option<String>,

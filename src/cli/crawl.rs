@@ -80,6 +80,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
             rules: vec![],
         },
         downloader,
+        proxies: a.proxies.clone(),
         max_pages: a.max_pages,
         max_duration,
         max_retries: a.retries,

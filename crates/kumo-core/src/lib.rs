@@ -18,7 +18,7 @@ pub mod stored;
 pub use canonical::{CanonicalOptions, canonicalize};
 pub use fingerprint::{DedupMode, Fingerprint};
 pub use item::Item;
-pub use module::{ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
+pub use module::{CounterSnapshot, ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
 pub use outcome::{ErrorKind, SkipReason, Stage};
 pub use request::{Priority, Request, UserData};
 pub use response::Response;

@@ -20,6 +20,9 @@ pub struct DownloaderConfig {
     pub pool_idle_per_host: usize,
     /// Ask for gzip, deflate, brotli and zstd, and decode them.
     pub decompress: bool,
+    /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL).
+    /// Without one, requests go direct (proxy environment variables are not read).
+    pub proxy: Option<String>,
 }
 
 impl Default for DownloaderConfig {
@@ -31,6 +34,7 @@ impl Default for DownloaderConfig {
             max_body_bytes: 10 * 1024 * 1024,
             pool_idle_per_host: 64,
             decompress: true,
+            proxy: None,
         }
     }
 }

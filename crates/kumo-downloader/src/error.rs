@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use kumo_core::{ErrorKind, Request};
+use kumo_core::{ErrorKind, ModuleId, Request};
 
 /// The HTTP client could not be built (bad User-Agent, TLS set-up).
 #[derive(Debug, thiserror::Error)]
@@ -16,11 +16,13 @@ pub struct FetchError {
     pub kind: ErrorKind,
     pub message: String,
     pub request: Box<Request>,
+    /// The downloader that failed, when one did.
+    pub module: Option<ModuleId>,
 }
 
 impl FetchError {
     pub fn new(kind: ErrorKind, message: impl Into<String>, request: Request) -> Self {
-        FetchError { kind, message: message.into(), request: Box::new(request) }
+        FetchError { kind, message: message.into(), request: Box::new(request), module: None }
     }
 
     pub fn is_timeout(&self) -> bool {

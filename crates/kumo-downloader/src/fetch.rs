@@ -21,13 +21,28 @@ pub struct Downloader {
 static CRYPTO: Once = Once::new();
 
 impl Downloader {
-    /// Builds downloader number `serial` (its ID is `D{serial}`).
+    /// Builds downloader number `serial`. Its ID is `D{serial}`, with the proxy's address when
+    /// it has one (`D2|127.0.0.1:3128`).
     pub fn new(serial: u64, cfg: DownloaderConfig) -> Result<Self, BuildError> {
         // rustls needs one process-wide crypto provider; installing twice is harmless.
         CRYPTO.call_once(|| {
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let client = reqwest::Client::builder()
+        let mut id = ModuleId::new(ModuleKind::Downloader, serial);
+        let mut builder = reqwest::Client::builder();
+        match &cfg.proxy {
+            Some(p) => {
+                let url = url::Url::parse(p).map_err(|e| BuildError(format!("proxy {p:?}: {e}")))?;
+                if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
+                    id = id.with_addr(format!("{host}:{port}"));
+                }
+                let proxy = reqwest::Proxy::all(p)
+                    .map_err(|e| BuildError(format!("proxy {p:?}: {}", describe(&e))))?;
+                builder = builder.proxy(proxy);
+            }
+            None => builder = builder.no_proxy(),
+        }
+        let client = builder
             .user_agent(cfg.user_agent.clone())
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
@@ -40,12 +55,7 @@ impl Downloader {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| BuildError(describe(&e)))?;
-        Ok(Downloader {
-            id: ModuleId::new(ModuleKind::Downloader, serial),
-            client,
-            cfg,
-            counters: ModuleCounters::default(),
-        })
+        Ok(Downloader { id, client, cfg, counters: ModuleCounters::default() })
     }
 
     pub fn id(&self) -> &ModuleId {
@@ -65,7 +75,10 @@ impl Downloader {
     pub async fn fetch(&self, req: Request) -> Result<Response, FetchError> {
         self.counters.called();
         self.counters.accepted();
-        let result = self.fetch_inner(req).await;
+        let result = self.fetch_inner(req).await.map_err(|mut e| {
+            e.module = Some(self.id.clone());
+            e
+        });
         self.counters.finished(result.is_ok());
         result
     }

@@ -21,6 +21,9 @@ pub struct CrawlConfig {
     pub parsers: usize,
     pub politeness: Politeness,
     pub downloader: DownloaderConfig,
+    /// One downloader per proxy, chosen per request by score (the seeds' Registrar); empty
+    /// means one direct downloader.
+    pub proxies: Vec<String>,
     /// Stop after this many fetches; 0 means no limit.
     pub max_pages: u64,
     /// Stop gracefully after this long.
@@ -48,6 +51,7 @@ impl Default for CrawlConfig {
             parsers: 0,
             politeness: Politeness::default(),
             downloader: DownloaderConfig::default(),
+            proxies: Vec::new(),
             max_pages: 0,
             max_duration: None,
             max_retries: 2,

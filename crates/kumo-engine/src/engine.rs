@@ -3,13 +3,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kumo_downloader::{BuildError, Downloader};
+use kumo_downloader::{BuildError, Downloader, DownloaderConfig};
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
 use kumo_pipeline::{Pipeline, Sink};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::analyze::{Analyzer, PageAnalyzer};
+use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
 use crate::run::{AnalyzerModule, Parts, run, seed};
 use crate::{
@@ -76,6 +77,7 @@ pub struct Engine {
     error_rx: Option<mpsc::Receiver<CrawlError>>,
     stop_tx: Arc<watch::Sender<Option<StopMode>>>,
     running: Option<JoinHandle<(Parts, Summary)>>,
+    registrar: Option<Arc<Registrar>>,
 }
 
 impl Default for Engine {
@@ -94,6 +96,7 @@ impl Engine {
             error_rx: None,
             stop_tx: Arc::new(stop_tx),
             running: None,
+            registrar: None,
         }
     }
 
@@ -142,7 +145,20 @@ impl Engine {
     ) -> Result<(), EngineError> {
         cfg.check()?;
         let scope = Scope::new(&cfg.scope, &cfg.seeds)?;
-        let downloader = Downloader::new(1, cfg.downloader.clone())?;
+        // One downloader per proxy (D1, D2, …), or one direct downloader.
+        let downloaders = if cfg.proxies.is_empty() {
+            vec![Downloader::new(1, cfg.downloader.clone())?]
+        } else {
+            cfg.proxies
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let dc = DownloaderConfig { proxy: Some(p.clone()), ..cfg.downloader.clone() };
+                    Downloader::new(i as u64 + 1, dc)
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let registrar = Arc::new(Registrar::new(downloaders));
         let robots = cfg
             .robots
             .obey
@@ -155,7 +171,7 @@ impl Engine {
             cfg: Arc::new(cfg),
             scope: Arc::new(scope),
             frontier,
-            downloader: Arc::new(downloader),
+            registrar: registrar.clone(),
             robots,
             analyzer,
             analyzer_modules,
@@ -165,6 +181,7 @@ impl Engine {
             status: self.status.clone(),
         });
         self.error_rx = Some(error_rx);
+        self.registrar = Some(registrar);
         Ok(())
     }
 
@@ -172,6 +189,11 @@ impl Engine {
     /// slows the crawl.
     pub fn errors(&mut self) -> Option<mpsc::Receiver<CrawlError>> {
         self.error_rx.take()
+    }
+
+    /// The downloaders of the initialized crawl, to register or unregister some while it runs.
+    pub fn registrar(&self) -> Option<Arc<Registrar>> {
+        self.registrar.clone()
     }
 
     pub fn progress(&self) -> Arc<Progress> {

@@ -124,7 +124,7 @@ pub(crate) async fn handle_results(
                 parts.errors.send(CrawlError {
                     stage: Stage::Downloader,
                     kind: e.kind,
-                    module: Some(parts.downloader.id().clone()),
+                    module: e.module.clone(),
                     url: Some(e.request.url.to_string()),
                     message: e.message.clone(),
                 });
@@ -167,7 +167,7 @@ fn tally_failure_status(parts: &Parts, status: u16, url: &kumo_core::Url) -> Fai
     parts.errors.send(CrawlError {
         stage: Stage::Downloader,
         kind: ErrorKind::Status,
-        module: Some(parts.downloader.id().clone()),
+        module: None,
         url: Some(url.to_string()),
         message: format!("status {status} after {} retries", parts.cfg.max_retries),
     });

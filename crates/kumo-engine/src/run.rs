@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 use kumo_core::{
     ErrorKind, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, SkipReason, Stage,
 };
-use kumo_downloader::Downloader;
 use kumo_frontier::{Frontier, FrontierStats, Lease, Readiness, Scope};
 use kumo_pipeline::Pipeline;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
+use crate::registrar::Registrar;
 use crate::results::{Tally, handle_results, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
@@ -39,7 +39,7 @@ pub(crate) struct Parts {
     pub cfg: Arc<CrawlConfig>,
     pub scope: Arc<Scope>,
     pub frontier: Arc<dyn Frontier>,
-    pub downloader: Arc<Downloader>,
+    pub registrar: Arc<Registrar>,
     /// `None` when robots.txt is ignored.
     pub robots: Option<Arc<RobotsCache>>,
     pub analyzer: Arc<dyn Analyzer>,
@@ -103,7 +103,7 @@ pub(crate) async fn run(
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
         cfg: cfg.clone(),
-        downloader: parts.downloader.clone(),
+        registrar: parts.registrar.clone(),
         robots: parts.robots.clone(),
     });
     for _ in 0..concurrency {
@@ -284,7 +284,6 @@ pub(crate) async fn run(
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
     let elapsed = started.elapsed().as_secs_f64();
-    let downloader = &parts.downloader;
     Summary {
         status: Status::Stopped,
         stopped_by: cause.unwrap_or(StopCause::Drained),
@@ -303,11 +302,7 @@ pub(crate) async fn run(
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         modules: Modules {
-            downloaders: vec![ModuleSummary {
-                id: downloader.id().clone(),
-                counts: downloader.counters().snapshot(),
-                extra: serde_json::Value::Null,
-            }],
+            downloaders: parts.registrar.summaries(),
             analyzers: parts
                 .analyzer_modules
                 .iter()

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kumo_core::{ErrorKind, Fingerprint, Item, Request, Response, SkipReason, Stage};
-use kumo_downloader::{Downloader, FetchError};
+use kumo_downloader::FetchError;
 use kumo_frontier::{HostAdjustment, Lease, LeaseId, Scope};
 use tokio::sync::mpsc;
 
 use crate::analyze::Analyzer;
+use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::run::AnalyzerModule;
 use crate::{CrawlConfig, CrawlError, ErrorStream};
@@ -72,7 +73,7 @@ pub(crate) fn admit(
 /// What a downloader task needs.
 pub(crate) struct DownloadStage {
     pub cfg: Arc<CrawlConfig>,
-    pub downloader: Arc<Downloader>,
+    pub registrar: Arc<Registrar>,
     pub robots: Option<Arc<RobotsCache>>,
 }
 
@@ -80,13 +81,15 @@ impl DownloadStage {
     /// Handles one lease: robots.txt first, then the fetch. Returns the fetch for the
     /// parsers, or what goes to the scheduler directly (robots outcomes).
     pub async fn handle(&self, lease: Lease) -> Handled {
+        // The registrar picks the downloader with the best score for each lease.
+        let picked = self.registrar.pick();
         let Some(robots) = &self.robots else {
             return Handled::Fetched(Fetched {
                 lease: lease.id,
-                result: self.downloader.fetch(lease.request).await,
+                result: fetch(&picked, lease.request).await,
             });
         };
-        let check = robots.check(&lease.request, &self.downloader).await;
+        let check = robots.check(&lease.request, &picked.downloader).await;
         let host = lease.request.host_key();
         let crawl_delay = check.fresh.flatten();
         let adjust = crawl_delay.map(|d| (host.clone(), HostAdjustment { min_delay: Some(d), pause: None }));
@@ -111,8 +114,15 @@ impl DownloadStage {
                 return reply(Outcome::Deferred(spacing), adjust);
             }
         }
-        Handled::Fetched(Fetched { lease: lease.id, result: self.downloader.fetch(lease.request).await })
+        Handled::Fetched(Fetched { lease: lease.id, result: fetch(&picked, lease.request).await })
     }
+}
+
+/// Fetches with a registered downloader and records the outcome for its score.
+async fn fetch(picked: &Registered, req: Request) -> Result<Response, FetchError> {
+    let result = picked.downloader.fetch(req).await;
+    picked.record(result.is_ok());
+    result
 }
 
 /// Where a downloader task sends what it did with a lease.

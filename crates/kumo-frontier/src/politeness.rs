@@ -25,13 +25,22 @@ impl Default for HostPolicy {
 }
 
 impl HostPolicy {
-    /// The spacing to the next start: `delay` plus a random share of `random_delay`.
+    /// The spacing to the next lease: `delay` plus a random share of `random_delay`, plus a
+    /// margin of 5 % of the delay (at most 20 ms). The margin covers the time between a lease
+    /// and its request leaving, which varies a little, so the gap the *server* sees between two
+    /// requests is never shorter than the delay.
     pub fn next_gap(&self) -> Duration {
-        if self.random_delay.is_zero() {
-            return self.delay;
+        if self.delay.is_zero() && self.random_delay.is_zero() {
+            return Duration::ZERO;
         }
-        let nanos = self.random_delay.as_nanos().min(u64::MAX as u128) as u64;
-        self.delay + Duration::from_nanos(fastrand::u64(0..nanos))
+        let margin = (self.delay / 20).min(Duration::from_millis(20));
+        let random = if self.random_delay.is_zero() {
+            Duration::ZERO
+        } else {
+            let nanos = self.random_delay.as_nanos().min(u64::MAX as u128) as u64;
+            Duration::from_nanos(fastrand::u64(0..nanos))
+        };
+        self.delay + margin + random
     }
 }
 
@@ -104,7 +113,8 @@ mod tests {
         };
         for _ in 0..200 {
             let g = p.next_gap();
-            assert!(g >= Duration::from_millis(10) && g < Duration::from_millis(15));
+            // 10 ms delay + 0.5 ms margin + [0, 5) ms random.
+            assert!(g >= Duration::from_micros(10_500) && g < Duration::from_micros(15_500), "{g:?}");
         }
     }
 }

@@ -13,6 +13,6 @@ mod sink;
 pub use collect::CollectSink;
 pub use csv::CsvSink;
 pub use jsonl::JsonLinesSink;
-pub use postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig, PgType, PostgresSink};
 pub use pipeline::Pipeline;
+pub use postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig, PgType, PostgresSink};
 pub use sink::{Sink, SinkError};

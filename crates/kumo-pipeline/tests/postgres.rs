@@ -59,7 +59,8 @@ async fn typed_rows(db: &Client, table: &str) -> Vec<TypedRow> {
 async fn typed_columns_round_trip() {
     within(async {
         let pg = pg().await;
-        let mut sink = PostgresSink::connect(&pg.url(), PgSinkConfig::columns("typed", typed_columns())).await.unwrap();
+        let mut sink =
+            PostgresSink::connect(&pg.url(), PgSinkConfig::columns("typed", typed_columns())).await.unwrap();
         assert_eq!(sink.name(), "postgres:typed");
         let a = Item::new()
             .with("url", "http://h/a")
@@ -70,8 +71,13 @@ async fn typed_columns_round_trip() {
             .with("seen", "2026-11-22T07:01:57+01:00")
             .with("not a column", "ignored");
         // Strings that are numbers and booleans convert; missing and null fields are NULL.
-        let b = Item::new().with("count", "42").with("url", "http://h/b").with("price", "0.25").with("in stock", "false");
-        let c = Item::new().with("url", "http://h/c").with("seen", 0).with("tags", json!(null)).with("price", 7);
+        let b = Item::new()
+            .with("count", "42")
+            .with("url", "http://h/b")
+            .with("price", "0.25")
+            .with("in stock", "false");
+        let c =
+            Item::new().with("url", "http://h/c").with("seen", 0).with("tags", json!(null)).with("price", 7);
         sink.write(&[a, b]).await.unwrap();
         sink.write(&[c]).await.unwrap();
         sink.flush().await.unwrap();
@@ -105,7 +111,8 @@ async fn jsonb_round_trip() {
         let db = client(pg).await;
         let rows = db.query("SELECT id, item, inserted_at FROM whole ORDER BY id", &[]).await.unwrap();
         let got: Vec<Value> = rows.iter().map(|r| r.get(1)).collect();
-        let want: Vec<Value> = [&items[0], &items[1], &items[0]].iter().map(|i| Value::Object(i.0.clone())).collect();
+        let want: Vec<Value> =
+            [&items[0], &items[1], &items[0]].iter().map(|i| Value::Object(i.0.clone())).collect();
         assert_eq!(got, want);
         let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
@@ -159,7 +166,8 @@ async fn a_key_makes_writes_upserts_in_jsonb_tables() {
         let pg = pg().await;
         let cfg = PgSinkConfig::jsonb("upsert_jsonb").with_key(["site", "url"]);
         let mut sink = PostgresSink::connect(&pg.url(), cfg).await.unwrap();
-        let item = |site: &str, url: &str, v: i64| Item::new().with("site", site).with("url", url).with("v", v);
+        let item =
+            |site: &str, url: &str, v: i64| Item::new().with("site", site).with("url", url).with("v", v);
         sink.write(&[item("a", "/1", 1), item("a", "/2", 1), item("b", "/1", 1)]).await.unwrap();
         sink.write(&[item("a", "/1", 2), item("b", "/1", 2), item("a", "/1", 3)]).await.unwrap();
 
@@ -167,7 +175,8 @@ async fn a_key_makes_writes_upserts_in_jsonb_tables() {
         let sql = "SELECT item->>'site', item->>'url', (item->>'v')::int FROM upsert_jsonb ORDER BY 1, 2";
         let rows = db.query(sql, &[]).await.unwrap();
         let got: Vec<(String, String, i32)> = rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect();
-        let want = [("a", "/1", 3), ("a", "/2", 1), ("b", "/1", 2)].map(|(s, u, v)| (s.to_string(), u.to_string(), v));
+        let want = [("a", "/1", 3), ("a", "/2", 1), ("b", "/1", 2)]
+            .map(|(s, u, v)| (s.to_string(), u.to_string(), v));
         assert_eq!(got, want);
     })
     .await
@@ -199,8 +208,12 @@ async fn a_value_that_cannot_convert_names_the_item_and_field() {
     within(async {
         let pg = pg().await;
         let cols = vec![ColumnSpec::new("url", PgType::Text), ColumnSpec::new("count", PgType::BigInt)];
-        let mut sink = PostgresSink::connect(&pg.url(), PgSinkConfig::columns("convert", cols)).await.unwrap();
-        let items = [Item::new().with("url", "/ok").with("count", 1), Item::new().with("url", "/bad").with("count", "many")];
+        let mut sink =
+            PostgresSink::connect(&pg.url(), PgSinkConfig::columns("convert", cols)).await.unwrap();
+        let items = [
+            Item::new().with("url", "/ok").with("count", 1),
+            Item::new().with("url", "/bad").with("count", "many"),
+        ];
         let err = sink.write(&items).await.err().unwrap().to_string();
         assert_eq!(
             err,
@@ -219,10 +232,19 @@ async fn odd_names_are_quoted() {
         let pg = pg().await;
         let table = "my \"items\"; DROP TABLE x; --";
         let cols = vec![ColumnSpec::new("a \"b\" c", PgType::Text), ColumnSpec::new("select", PgType::Text)];
-        let mut sink = PostgresSink::connect(&pg.url(), PgSinkConfig::columns(table, cols).with_key(["select"])).await.unwrap();
+        let mut sink =
+            PostgresSink::connect(&pg.url(), PgSinkConfig::columns(table, cols).with_key(["select"]))
+                .await
+                .unwrap();
         sink.write(&[Item::new().with("a \"b\" c", "v").with("select", "k")]).await.unwrap();
         let db = client(pg).await;
-        let row = db.query_one("SELECT \"a \"\"b\"\" c\", \"select\" FROM \"my \"\"items\"\"; DROP TABLE x; --\"", &[]).await.unwrap();
+        let row = db
+            .query_one(
+                "SELECT \"a \"\"b\"\" c\", \"select\" FROM \"my \"\"items\"\"; DROP TABLE x; --\"",
+                &[],
+            )
+            .await
+            .unwrap();
         assert_eq!((row.get::<_, String>(0), row.get::<_, String>(1)), ("v".into(), "k".into()));
         // A jsonb key with a quote and a backslash in its name.
         let cfg = PgSinkConfig::jsonb("odd_key").with_key(["it's \\"]);
@@ -237,12 +259,37 @@ async fn odd_names_are_quoted() {
 }
 
 #[tokio::test]
+async fn a_lost_connection_fails_the_write_with_the_reason() {
+    within(async {
+        let pg = pg().await;
+        let url = format!("{}?application_name=kumo_lost", pg.url());
+        let mut sink = PostgresSink::connect(&url, PgSinkConfig::jsonb("lost")).await.unwrap();
+        sink.write(&[Item::new().with("n", 1)]).await.unwrap();
+        let kill =
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'kumo_lost'";
+        let db = client(pg).await;
+        db.batch_execute(kill).await.unwrap();
+        // Once the backend is gone its goodbye is in our socket, so the reason is there to read
+        // (sent into a closed socket, the write would get a reset that can drop it).
+        let gone = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'kumo_lost'";
+        while db.query_one(gone, &[]).await.unwrap().get::<_, i64>(0) > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let err = sink.write(&[Item::new().with("n", 2)]).await.err().unwrap().to_string();
+        assert!(err.starts_with("cannot write 1 items to table lost: "), "{err}");
+        assert!(err.contains("terminating connection due to administrator command"), "{err}");
+    })
+    .await
+}
+
+#[tokio::test]
 async fn an_existing_table_without_the_columns_is_refused() {
     within(async {
         let pg = pg().await;
         client(pg).await.batch_execute("CREATE TABLE other_shape (url text, body text)").await.unwrap();
         let cols = vec![ColumnSpec::new("url", PgType::Text), ColumnSpec::new("price", PgType::Double)];
-        let err = PostgresSink::connect(&pg.url(), PgSinkConfig::columns("other_shape", cols)).await.err().unwrap();
+        let err =
+            PostgresSink::connect(&pg.url(), PgSinkConfig::columns("other_shape", cols)).await.err().unwrap();
         assert_eq!(err.to_string(), "table other_shape exists but lacks the columns [\"price\"]");
     })
     .await
@@ -285,7 +332,8 @@ async fn a_silent_server_times_out() {
 
 #[tokio::test]
 async fn a_bad_url_is_a_clear_error() {
-    let err = PostgresSink::connect("postgres://u:pw@h:notaport/db", PgSinkConfig::jsonb("t")).await.err().unwrap();
+    let err =
+        PostgresSink::connect("postgres://u:pw@h:notaport/db", PgSinkConfig::jsonb("t")).await.err().unwrap();
     assert!(matches!(err, SinkError::Postgres(_)));
     let err = err.to_string();
     assert!(err.starts_with("invalid PostgreSQL URL postgres://u:***@h:notaport/db: "), "{err}");

@@ -49,12 +49,20 @@ impl Body {
     /// `chunk == 0` sends the body whole; otherwise `chunk` bytes at a time, each after `delay`.
     /// A trickle that errors after `reset_after` bytes, which makes hyper abort the
     /// connection: the client sees the body end early.
-    pub(crate) fn trickle_then_reset(bytes: Bytes, chunk: usize, delay: Duration, reset_after: Option<usize>) -> Self {
+    pub(crate) fn trickle_then_reset(
+        bytes: Bytes,
+        chunk: usize,
+        delay: Duration,
+        reset_after: Option<usize>,
+    ) -> Self {
         if chunk == 0 && reset_after.is_none() {
             return Body::full(bytes);
         }
         let chunk = if chunk == 0 { bytes.len().max(1) } else { chunk };
-        Body { kind: Kind::Trickle(Trickle { rest: bytes, chunk, delay, sleep: None, reset_after }), guard: None }
+        Body {
+            kind: Kind::Trickle(Trickle { rest: bytes, chunk, delay, sleep: None, reset_after }),
+            guard: None,
+        }
     }
 
     pub(crate) fn attach(&mut self, guard: InFlight) {

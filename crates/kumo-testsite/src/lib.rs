@@ -42,12 +42,14 @@
 mod body;
 mod directory;
 mod fixture;
+mod proxy;
 mod record;
 mod server;
 pub mod services;
 mod synthetic;
 
 pub use fixture::Fixture;
+pub use proxy::ForwardProxy;
 pub use record::Hit;
 pub use server::{ServerBuilder, TestServer};
 pub use synthetic::{GroundTruth, SiteConfig};

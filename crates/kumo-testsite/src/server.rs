@@ -113,9 +113,13 @@ impl ServerBuilder {
     pub async fn start(self) -> io::Result<TestServer> {
         let mut fixtures = HashMap::with_capacity(self.fixtures.len());
         for (path, fs) in self.fixtures {
-            let responses = fs.into_iter().map(|f| Prepared::new(&path, f)).collect::<io::Result<Vec<_>>>()?;
+            let responses =
+                fs.into_iter().map(|f| Prepared::new(&path, f)).collect::<io::Result<Vec<_>>>()?;
             if responses.is_empty() {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("fixture {path}: empty sequence")));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("fixture {path}: empty sequence"),
+                ));
             }
             fixtures.insert(path, FixtureRoute { responses, served: AtomicUsize::new(0) });
         }

@@ -2,13 +2,14 @@
 //! XPath tree (or relative to a match), and taking text, an attribute or HTML from the result.
 //! Results may be elements, text or attribute nodes, or atomic values (`count(//a)`).
 
+use skyscraper::xpath::grammar::XpathItemTreeNode;
 use skyscraper::xpath::grammar::data_model::XpathItem;
-use skyscraper::xpath::grammar::{DisplayFormatting, XpathItemTreeNode};
 use skyscraper::xpath::{Xpath, XpathItemTree};
 
 use super::compile::Problem;
 use super::model::Take;
 use super::value::collapse;
+use super::xpath_html;
 
 pub(super) fn compile(expression: &str) -> Result<Xpath, Problem> {
     skyscraper::xpath::parse(expression).map_err(|e| {
@@ -59,20 +60,14 @@ pub(super) fn take(item: &XpathItem<'_>, tree: &XpathItemTree, take: &Take) -> O
         // `@href` selects the attribute itself: its value is its text.
         (XpathItemTreeNode::AttributeNode(attribute), _) => Some(attribute.value.trim().to_owned()),
         (node, Take::Text) => Some(collapse(&text(node, tree))),
-        (XpathItemTreeNode::ElementNode(_), Take::InnerHtml) => Some(
-            node.children(tree)
-                .into_iter()
-                .filter(|child| !child.is_attribute_node())
-                .map(|child| child.display(tree, DisplayFormatting::Raw, 0))
-                .collect(),
-        ),
-        (node, Take::InnerHtml | Take::OuterHtml) => Some(source(node, tree)),
+        (node, Take::InnerHtml) => Some(xpath_html::inner(node, tree)),
+        (node, Take::OuterHtml) => Some(xpath_html::outer(node, tree)),
     }
 }
 
 /// The node's HTML source, as the regex selector reads a match.
 pub(super) fn source(node: &XpathItemTreeNode, tree: &XpathItemTree) -> String {
-    node.display(tree, DisplayFormatting::Raw, 0)
+    xpath_html::outer(node, tree)
 }
 
 /// All text below `node`, in document order. Walks the arena iteratively (skyscraper's own

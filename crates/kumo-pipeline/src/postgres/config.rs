@@ -161,7 +161,9 @@ mod tests {
         let twice = vec![ColumnSpec::new("a", PgType::Text), ColumnSpec::new("a", PgType::Bool)];
         assert!(err(PgSinkConfig::columns("t", twice)).contains("`a` is given twice"));
         let cols = vec![ColumnSpec::new("a", PgType::Text)];
-        assert!(err(PgSinkConfig::columns("t", cols).with_key(["b"])).contains("`b` is not one of the columns"));
+        assert!(
+            err(PgSinkConfig::columns("t", cols).with_key(["b"])).contains("`b` is not one of the columns")
+        );
         assert!(err(PgSinkConfig::jsonb("t").with_key(Vec::<String>::new())).contains("no fields"));
         assert!(err(PgSinkConfig::jsonb("x".repeat(64))).contains("longer than 63 bytes"));
     }

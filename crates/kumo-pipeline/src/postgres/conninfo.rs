@@ -11,8 +11,7 @@ pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Parses `url` (a `postgres://` URL or `key=value` pairs) and bounds its connect time.
 pub(crate) fn parse(url: &str) -> Result<(Config, Duration), PgError> {
-    let mut config: Config =
-        url.parse().map_err(|e| PgError::Url { url: redact(url), cause: DbCause(e) })?;
+    let mut config: Config = url.parse().map_err(|e| PgError::Url { url: redact(url), cause: DbCause(e) })?;
     let timeout = *config.get_connect_timeout().unwrap_or(&DEFAULT_CONNECT_TIMEOUT);
     config.connect_timeout(timeout);
     Ok((config, timeout))
@@ -72,7 +71,10 @@ mod tests {
     fn passwords_are_hidden() {
         assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
         assert_eq!(redact("postgresql://u:p@ss@h/db"), "postgresql://u:***@h/db");
-        assert_eq!(redact("postgres://u@h/db?password=x&sslmode=disable"), "postgres://u@h/db?password=***&sslmode=disable");
+        assert_eq!(
+            redact("postgres://u@h/db?password=x&sslmode=disable"),
+            "postgres://u@h/db?password=***&sslmode=disable"
+        );
         assert_eq!(redact("host=h password='a b\\' c' user=u"), "host=h password=*** user=u");
         assert_eq!(redact("host=h password=abc user=u"), "host=h password=*** user=u");
     }

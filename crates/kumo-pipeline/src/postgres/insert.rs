@@ -49,10 +49,15 @@ impl InsertPlan {
         let tail = match key_target(cfg) {
             None => String::new(),
             Some(target) => {
-                // The key columns stay as they are; everything else takes the new value.
+                // Typed key columns stay as they are; everything else takes the new value (in
+                // the jsonb table, the key is inside the item, which is replaced whole).
+                let key_columns: &[String] = match (&cfg.mode, &cfg.key) {
+                    (PgMode::Columns(_), Some(key)) => key,
+                    _ => &[],
+                };
                 let updates: Vec<String> = names
                     .iter()
-                    .filter(|n| !matches!(cfg.mode, PgMode::Columns(_)) || !cfg.key.iter().flatten().any(|k| k == *n))
+                    .filter(|n| !key_columns.contains(n))
                     .map(|n| format!("{0} = EXCLUDED.{0}", ident(n)))
                     .collect();
                 if updates.is_empty() {
@@ -62,7 +67,15 @@ impl InsertPlan {
                 }
             }
         };
-        InsertPlan { table: cfg.table.clone(), columns, key: cfg.key.clone(), key_at, head, tail, width: names.len() }
+        InsertPlan {
+            table: cfg.table.clone(),
+            columns,
+            key: cfg.key.clone(),
+            key_at,
+            head,
+            tail,
+            width: names.len(),
+        }
     }
 
     /// Parameters in one row.
@@ -166,7 +179,10 @@ mod tests {
     #[test]
     fn statement_text() {
         let plan = InsertPlan::new(&typed());
-        assert_eq!(plan.sql(2), "INSERT INTO \"t\" (\"url\", \"n\", \"tags\") VALUES ($1, $2, $3), ($4, $5, $6)");
+        assert_eq!(
+            plan.sql(2),
+            "INSERT INTO \"t\" (\"url\", \"n\", \"tags\") VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
         let plan = InsertPlan::new(&typed().with_key(["url"]));
         assert_eq!(
             plan.sql(1),
@@ -186,7 +202,8 @@ mod tests {
     #[test]
     fn statements_stay_under_the_parameter_limit() {
         assert_eq!(InsertPlan::new(&PgSinkConfig::jsonb("j")).rows_per_statement(), 1000);
-        let wide: Vec<ColumnSpec> = (0..100).map(|i| ColumnSpec::new(format!("c{i}"), PgType::Text)).collect();
+        let wide: Vec<ColumnSpec> =
+            (0..100).map(|i| ColumnSpec::new(format!("c{i}"), PgType::Text)).collect();
         assert_eq!(InsertPlan::new(&PgSinkConfig::columns("w", wide)).rows_per_statement(), 655);
     }
 
@@ -206,7 +223,8 @@ mod tests {
 
     #[test]
     fn conversion_errors_name_item_and_field() {
-        let items = [Item::new().with("url", "a").with("n", 1), Item::new().with("url", "b").with("n", "many")];
+        let items =
+            [Item::new().with("url", "a").with("n", 1), Item::new().with("url", "b").with("n", "many")];
         let err = InsertPlan::new(&typed()).rows(&items).err().unwrap().to_string();
         assert_eq!(
             err,

@@ -15,6 +15,7 @@ mod timestamp;
 mod value;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use kumo_core::Item;
@@ -23,9 +24,9 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, Statement};
 
 pub use config::{ColumnSpec, PgMode, PgSinkConfig, PgType};
+pub use conninfo::redact as redact_url;
 pub use error::{DbCause, PgError};
 use insert::InsertPlan;
-pub use conninfo::redact as redact_url;
 
 use crate::{Sink, SinkError};
 
@@ -71,9 +72,11 @@ impl PostgresSink {
     /// better than the "connection closed" the statement got.
     async fn write_error(&mut self, rows: usize, error: tokio_postgres::Error) -> SinkError {
         let mut cause = error;
-        if self.client.is_closed()
-            && let Some(driver) = self.driver.take_if(|d| d.is_finished())
-            && let Ok(Err(e)) = driver.await
+        // A closed connection means the driver is ending (it may not have quite returned yet);
+        // the wait for its result is bounded all the same.
+        if (cause.is_closed() || self.client.is_closed())
+            && let Some(driver) = self.driver.take()
+            && let Ok(Ok(Err(e))) = tokio::time::timeout(Duration::from_secs(1), driver).await
         {
             cause = e;
         }

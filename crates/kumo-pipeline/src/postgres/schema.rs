@@ -38,11 +38,14 @@ pub(crate) fn create_sql(cfg: &PgSinkConfig) -> String {
             "id bigserial PRIMARY KEY, {} jsonb NOT NULL, inserted_at timestamptz DEFAULT now()",
             ident(ITEM_COLUMN)
         ),
-        PgMode::Columns(columns) => {
-            columns.iter().map(|c| format!("{} {}", ident(&c.name), c.ty.sql())).collect::<Vec<_>>().join(", ")
-        }
+        PgMode::Columns(columns) => columns
+            .iter()
+            .map(|c| format!("{} {}", ident(&c.name), c.ty.sql()))
+            .collect::<Vec<_>>()
+            .join(", "),
     };
-    let mut sql = format!("SET standard_conforming_strings = on;\nCREATE TABLE IF NOT EXISTS {table} ({columns});\n");
+    let mut sql =
+        format!("SET standard_conforming_strings = on;\nCREATE TABLE IF NOT EXISTS {table} ({columns});\n");
     // A unique index rather than a constraint in CREATE TABLE, so that a table made before the
     // key was chosen gets it too; ON CONFLICT infers either.
     if let Some(target) = key_target(cfg) {

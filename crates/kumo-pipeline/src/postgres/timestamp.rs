@@ -73,7 +73,9 @@ pub(crate) fn parse(s: &str) -> Option<SystemTime> {
 /// `secs` (and `nanos` after them) since 1970-01-01 UTC, before or after it.
 pub(crate) fn at(secs: i64, nanos: u32) -> SystemTime {
     let since = Duration::from_secs(secs.unsigned_abs());
-    if secs >= 0 { UNIX_EPOCH + since + Duration::from_nanos(nanos.into()) } else {
+    if secs >= 0 {
+        UNIX_EPOCH + since + Duration::from_nanos(nanos.into())
+    } else {
         UNIX_EPOCH - since + Duration::from_nanos(nanos.into())
     }
 }
@@ -141,9 +143,17 @@ mod tests {
 
     #[test]
     fn rejected_forms() {
-        for s in ["", "tomorrow", "2026-13-01", "2026-02-29", "2026-11-22T25:00", "2026-11-22T06:01:57+1",
-            "2026-11-22T06:01:57 UTC", "22/11/2026", "2026-11-22T06:01:57.Z"]
-        {
+        for s in [
+            "",
+            "tomorrow",
+            "2026-13-01",
+            "2026-02-29",
+            "2026-11-22T25:00",
+            "2026-11-22T06:01:57+1",
+            "2026-11-22T06:01:57 UTC",
+            "22/11/2026",
+            "2026-11-22T06:01:57.Z",
+        ] {
             assert_eq!(parse(s), None, "{s}");
         }
     }

@@ -173,7 +173,10 @@ mod tests {
         assert_eq!(ok(json!(7), PgType::Double), "Double(7.0)");
         assert_eq!(err(json!("abc"), PgType::BigInt), "cannot convert string \"abc\" to bigint");
         assert_eq!(err(json!(2.5), PgType::BigInt), "cannot convert number 2.5 to bigint");
-        assert_eq!(err(json!(u64::MAX), PgType::BigInt), "cannot convert number 18446744073709551615 to bigint");
+        assert_eq!(
+            err(json!(u64::MAX), PgType::BigInt),
+            "cannot convert number 18446744073709551615 to bigint"
+        );
         assert_eq!(err(json!(true), PgType::Double), "cannot convert boolean true to double precision");
     }
 

@@ -129,11 +129,16 @@ fn start_blocking() -> io::Result<Postgres> {
         .spawn()?;
     match wait_for(&mut init, INITDB_TIMEOUT)? {
         Some(status) if status.success() => {}
-        Some(status) => return Err(io::Error::other(format!("initdb failed ({status}):\n{}", tail(&log, 20)))),
+        Some(status) => {
+            return Err(io::Error::other(format!("initdb failed ({status}):\n{}", tail(&log, 20))));
+        }
         None => {
             let _ = init.kill();
             let _ = init.wait();
-            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("initdb took over {INITDB_TIMEOUT:?}")));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("initdb took over {INITDB_TIMEOUT:?}"),
+            ));
         }
     }
 
@@ -182,7 +187,8 @@ fn wait_ready(pg: &mut Postgres, data: &Path, log: &Path) -> io::Result<()> {
             };
             return Err(io::Error::new(kind, format!("postgres exited at start ({status}):\n{text}")));
         }
-        let ready = fs::read_to_string(&pid_file).is_ok_and(|s| s.lines().nth(7).is_some_and(|l| l.trim() == "ready"));
+        let ready = fs::read_to_string(&pid_file)
+            .is_ok_and(|s| s.lines().nth(7).is_some_and(|l| l.trim() == "ready"));
         if ready && TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok() {
             return Ok(());
         }

@@ -10,6 +10,9 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+/// Where the base tools (`cat`, `head`, `sleep`, `rm`) are on any Unix.
+const BASE_PATH: &str = "/usr/bin:/bin";
+
 /// How often bounded waits look again.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -50,7 +53,9 @@ impl RunAs {
                 })
             })
             .ok_or_else(|| {
-                io::Error::other(format!("running as root and none of the users {candidates:?} exists to run the server"))
+                io::Error::other(format!(
+                    "running as root and none of the users {candidates:?} exists to run the server"
+                ))
             })?;
         let via = on_path("setpriv").or_else(|| on_path("runuser")).ok_or_else(|| {
             io::Error::other("running as root, and neither setpriv nor runuser is there to drop privileges")
@@ -92,6 +97,16 @@ pub(crate) fn wait_for(child: &mut Child, timeout: Duration) -> io::Result<Optio
     }
 }
 
+/// `PATH` with the base directories after it.
+fn with_base_path() -> std::ffi::OsString {
+    let mut path = std::env::var_os("PATH").unwrap_or_default();
+    if !path.is_empty() {
+        path.push(":");
+    }
+    path.push(BASE_PATH);
+    path
+}
+
 /// The last `lines` lines of a log file, for error messages.
 pub(crate) fn tail(path: &Path, lines: usize) -> String {
     let text = fs::read_to_string(path).unwrap_or_default();
@@ -128,6 +143,8 @@ impl Reaper {
             .arg("kumo-reaper")
             .arg(dir)
             .arg(pid_file)
+            // It outlives us and needs only the base tools: make sure it finds them.
+            .env("PATH", with_base_path())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
