@@ -8,8 +8,8 @@
 //! | [`core`] | kumo-core | Request, Response, Item, canonical URLs, fingerprints |
 //! | [`frontier`] | kumo-frontier | Frontier and SeenSet traits, scope, politeness, memory backend |
 //! | [`downloader`] | kumo-downloader | the HTTP client |
-//! | [`parse`] | kumo-parse | the streaming link extractor |
-//! | [`pipeline`] | kumo-pipeline | sinks |
+//! | [`parse`] | kumo-parse | the streaming link extractor, extraction models (CSS, XPath, regex, JSON) |
+//! | [`pipeline`] | kumo-pipeline | the pipeline and its sinks (JSON Lines, CSV, PostgreSQL) |
 //! | [`engine`] | kumo-engine | the engine, status machine, summary |
 //! | [`testsite`] | kumo-testsite | the local test server |
 

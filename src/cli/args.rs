@@ -81,9 +81,12 @@ pub struct CrawlArgs {
     /// each gets its own downloader, and each request goes to the least loaded, least failing.
     #[arg(long = "proxy", value_name = "URL")]
     pub proxies: Vec<String>,
-    /// The User-Agent header.
-    #[arg(long, value_name = "UA")]
-    pub user_agent: Option<String>,
+    /// The User-Agent header; repeat to rotate through several.
+    #[arg(long = "user-agent", value_name = "UA")]
+    pub user_agents: Vec<String>,
+    /// A random browser User-Agent for each request.
+    #[arg(long, conflicts_with = "user_agents")]
+    pub random_user_agent: bool,
     /// Seconds allowed for one whole request.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub timeout: f64,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::DownloaderConfig;
+use kumo_downloader::{DownloaderConfig, UserAgent};
 use kumo_engine::{CrawlConfig, Engine, RobotsConfig, StopMode, Summary};
 use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness, ScopeConfig, UrlPattern};
 use kumo_pipeline::{JsonLinesSink, Sink};
@@ -41,9 +41,12 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_body_bytes: a.max_body,
         ..Default::default()
     };
-    if let Some(ua) = &a.user_agent {
-        downloader.user_agent = ua.clone();
-    }
+    downloader.user_agent = match a.user_agents.as_slice() {
+        _ if a.random_user_agent => UserAgent::Random,
+        [] => UserAgent::default(),
+        [one] => UserAgent::Fixed(one.clone()),
+        many => UserAgent::rotate(many.to_vec()),
+    };
     let max_duration = match a.max_duration {
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
         Some(_) => bail!("--max-duration must be a positive number of seconds"),

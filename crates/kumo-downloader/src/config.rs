@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::UserAgent;
+
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
     concat!("kumo/", env!("CARGO_PKG_VERSION"), " (+https://github.com/kumo-crawler/kumo)");
@@ -9,7 +11,7 @@ pub const DEFAULT_USER_AGENT: &str =
 /// Settings of one downloader instance.
 #[derive(Debug, Clone)]
 pub struct DownloaderConfig {
-    pub user_agent: String,
+    pub user_agent: UserAgent,
     /// Time allowed to establish a connection (TCP + TLS).
     pub connect_timeout: Duration,
     /// Time allowed for the whole exchange, body included.
@@ -28,7 +30,7 @@ pub struct DownloaderConfig {
 impl Default for DownloaderConfig {
     fn default() -> Self {
         DownloaderConfig {
-            user_agent: DEFAULT_USER_AGENT.to_string(),
+            user_agent: UserAgent::default(),
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
             max_body_bytes: 10 * 1024 * 1024,

@@ -43,7 +43,6 @@ impl Downloader {
             None => builder = builder.no_proxy(),
         }
         let client = builder
-            .user_agent(cfg.user_agent.clone())
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
             .pool_max_idle_per_host(cfg.pool_idle_per_host)
@@ -87,6 +86,9 @@ impl Downloader {
         let started = Instant::now();
         let fetched_at = SystemTime::now();
         let mut builder = self.client.request(req.method.clone(), req.url.clone());
+        if !req.headers.contains_key(http::header::USER_AGENT) {
+            builder = builder.header(http::header::USER_AGENT, self.cfg.user_agent.next().as_ref());
+        }
         if !req.headers.is_empty() {
             builder = builder.headers(req.headers.clone());
         }

@@ -9,7 +9,9 @@
 mod config;
 mod error;
 mod fetch;
+mod user_agent;
 
 pub use config::{DEFAULT_USER_AGENT, DownloaderConfig};
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;
+pub use user_agent::UserAgent;

@@ -145,3 +145,31 @@ async fn the_charset_decides_the_text() {
     assert_eq!(r.encoding.name(), "ISO-8859-15");
     assert!(r.text().contains('€'));
 }
+
+#[tokio::test]
+async fn user_agents_fixed_rotated_and_random() {
+    use kumo_downloader::UserAgent;
+    let server = ServerBuilder::new().fixture("/", Fixture::html("x")).start().await.unwrap();
+    let url = server.url("/");
+    let d = downloader(DownloaderConfig::default());
+    d.fetch(get(&url)).await.unwrap();
+    let d = downloader(DownloaderConfig {
+        user_agent: UserAgent::rotate(vec!["one".into(), "two".into()]),
+        ..Default::default()
+    });
+    for _ in 0..3 {
+        d.fetch(get(&url)).await.unwrap();
+    }
+    let d = downloader(DownloaderConfig { user_agent: UserAgent::Random, ..Default::default() });
+    for _ in 0..3 {
+        d.fetch(get(&url)).await.unwrap();
+    }
+    let mut explicit = get(&url);
+    explicit.headers.insert("user-agent", "mine".parse().unwrap());
+    downloader(DownloaderConfig::default()).fetch(explicit).await.unwrap();
+    let uas: Vec<String> = server.hits().into_iter().map(|h| h.user_agent.unwrap_or_default()).collect();
+    assert!(uas[0].starts_with("kumo/") && uas[0].contains("+https://"), "{}", uas[0]);
+    assert_eq!(uas[1..4], ["one", "two", "one"]);
+    assert!(uas[4..7].iter().all(|u| u.starts_with("Mozilla/5.0")));
+    assert_eq!(uas[7], "mine", "a request's own header wins");
+}

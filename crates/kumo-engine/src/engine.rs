@@ -162,7 +162,7 @@ impl Engine {
         let robots = cfg
             .robots
             .obey
-            .then(|| Arc::new(RobotsCache::new(cfg.robots.clone(), &cfg.downloader.user_agent)));
+            .then(|| Arc::new(RobotsCache::new(cfg.robots.clone(), cfg.downloader.user_agent.robots_name())));
         let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
         let analyzer_modules =
             (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();

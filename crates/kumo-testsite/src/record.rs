@@ -15,6 +15,8 @@ pub struct Hit {
     pub target: String,
     /// The `Host` header, if the client sent one.
     pub host: Option<String>,
+    /// The `User-Agent` header.
+    pub user_agent: Option<String>,
 }
 
 /// Counters shared by every connection of one server.
@@ -58,6 +60,11 @@ impl Recorder {
                     .path_and_query()
                     .map_or_else(|| req.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
                 host: req.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned),
+                user_agent: req
+                    .headers
+                    .get(http::header::USER_AGENT)
+                    .and_then(|h| h.to_str().ok())
+                    .map(str::to_owned),
             };
             self.lock().push(hit);
         }
