@@ -22,6 +22,9 @@ pub struct DownloaderConfig {
     pub pool_idle_per_host: usize,
     /// Ask for gzip, deflate, brotli and zstd, and decode them.
     pub decompress: bool,
+    /// Keep cookies the sites set and send them back (per domain and path, as a browser
+    /// does). The jar lives as long as the downloader.
+    pub cookies: bool,
     /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL).
     /// Without one, requests go direct (proxy environment variables are not read).
     pub proxy: Option<String>,
@@ -37,6 +40,7 @@ impl Default for DownloaderConfig {
             pool_idle_per_host: 64,
             decompress: true,
             proxy: None,
+            cookies: true,
         }
     }
 }

@@ -43,6 +43,7 @@ impl Downloader {
             None => builder = builder.no_proxy(),
         }
         let client = builder
+            .cookie_store(cfg.cookies)
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
             .pool_max_idle_per_host(cfg.pool_idle_per_host)

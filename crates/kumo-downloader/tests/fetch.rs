@@ -173,3 +173,20 @@ async fn user_agents_fixed_rotated_and_random() {
     assert!(uas[4..7].iter().all(|u| u.starts_with("Mozilla/5.0")));
     assert_eq!(uas[7], "mine", "a request's own header wins");
 }
+
+#[tokio::test]
+async fn cookies_are_kept_per_site_unless_turned_off() {
+    let server = ServerBuilder::new()
+        .fixture("/login", Fixture::html("hi").with_header("set-cookie", "session=abc; Path=/"))
+        .fixture("/page", Fixture::html("p"))
+        .start()
+        .await
+        .unwrap();
+    for (on, want) in [(true, Some("session=abc".to_string())), (false, None)] {
+        let d = downloader(DownloaderConfig { cookies: on, ..Default::default() });
+        d.fetch(get(&server.url("/login"))).await.unwrap();
+        d.fetch(get(&server.url("/page"))).await.unwrap();
+        let last = server.hits().pop().unwrap();
+        assert_eq!(last.cookie, want, "cookies {on}");
+    }
+}

@@ -17,6 +17,8 @@ pub struct Hit {
     pub host: Option<String>,
     /// The `User-Agent` header.
     pub user_agent: Option<String>,
+    /// The `Cookie` header.
+    pub cookie: Option<String>,
 }
 
 /// Counters shared by every connection of one server.
@@ -63,6 +65,11 @@ impl Recorder {
                 user_agent: req
                     .headers
                     .get(http::header::USER_AGENT)
+                    .and_then(|h| h.to_str().ok())
+                    .map(str::to_owned),
+                cookie: req
+                    .headers
+                    .get(http::header::COOKIE)
                     .and_then(|h| h.to_str().ok())
                     .map(str::to_owned),
             };
