@@ -30,7 +30,7 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct CrawlArgs {
     /// Start URLs (http or https).
-    #[arg(required = true, value_name = "URL")]
+    #[arg(required_unless_present = "sitemaps", value_name = "URL")]
     pub urls: Vec<String>,
     /// Where the page records go: a file, or - for standard output.
     #[arg(short, long, default_value = "-", value_name = "FILE|-")]
@@ -93,6 +93,12 @@ pub struct CrawlArgs {
     /// Largest body kept, in bytes after decompression.
     #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
     pub max_body: usize,
+    /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
+    #[arg(long = "sitemap", value_name = "URL")]
+    pub sitemaps: Vec<String>,
+    /// Also follow the Sitemap: lines of the robots.txt files fetched.
+    #[arg(long)]
+    pub robots_sitemaps: bool,
     /// Do not fetch or obey robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
@@ -108,6 +114,9 @@ pub struct CrawlArgs {
     /// No progress bar, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// With a spider file (`kumo crawl FILE.toml`): replaces `{base}` in its seeds.
+    #[arg(long, value_name = "URL")]
+    pub seed_base: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -60,8 +60,11 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_crawl_delay: Duration::from_secs_f64(a.max_crawl_delay),
         ..Default::default()
     };
+    let sitemaps = parse_seeds(&a.sitemaps)?;
     Ok(CrawlConfig {
         seeds,
+        sitemaps,
+        robots_sitemaps: a.robots_sitemaps,
         robots,
         scope: ScopeConfig {
             allowed_domains: a.allow_domains.clone(),
@@ -99,6 +102,9 @@ fn open_output(target: &str) -> Result<Box<dyn Sink>> {
 }
 
 pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
+    if let Some(file) = super::spider::spider_file(&a.urls) {
+        return super::spider::run(file, &a).await;
+    }
     let seeds = parse_seeds(&a.urls)?;
     let cfg = config_from_args(&a, seeds)?;
     let sink = open_output(&a.output)?;

@@ -6,6 +6,7 @@ mod bench;
 mod crawl;
 mod logging;
 mod progress;
+mod spider;
 mod testsite;
 
 use std::process::ExitCode;

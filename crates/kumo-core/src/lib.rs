@@ -20,7 +20,7 @@ pub use fingerprint::{DedupMode, Fingerprint};
 pub use item::Item;
 pub use module::{CounterSnapshot, ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
 pub use outcome::{ErrorKind, SkipReason, Stage};
-pub use request::{Priority, Request, UserData};
+pub use request::{Priority, Request, RequestKind, UserData};
 pub use response::Response;
 pub use stored::{StoredExtra, StoredRequest, StoredRequestError};
 

@@ -44,6 +44,17 @@ impl UserData {
     }
 }
 
+/// What a request's response is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestKind {
+    /// A page: analyzed for links and items.
+    #[default]
+    Page,
+    /// A sitemap or sitemap index; `nesting` counts the indexes above it.
+    Sitemap { nesting: u8 },
+}
+
 /// A request to fetch. `url` is fetched as written (less its fragment); de-duplication uses
 /// the canonical form through [`Request::fingerprint`].
 #[derive(Debug, Clone)]
@@ -65,6 +76,7 @@ pub struct Request {
     pub retries: u32,
     /// The task (site) of a multi-site crawl this request belongs to.
     pub task: u32,
+    pub kind: RequestKind,
     pub data: UserData,
 }
 
@@ -85,6 +97,7 @@ impl Request {
             redirects: 0,
             retries: 0,
             task: 0,
+            kind: RequestKind::Page,
             data: UserData::default(),
         }
     }
@@ -110,6 +123,7 @@ impl Request {
         r.source = self.source.clone();
         r.redirected_from = Some(self.url.clone());
         r.redirects = self.redirects.saturating_add(1);
+        r.kind = self.kind;
         r.data = self.data.clone();
         r
     }

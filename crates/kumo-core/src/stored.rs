@@ -10,7 +10,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::{Request, UserData};
+use crate::{Request, RequestKind, UserData};
 
 /// A request as stored in a queue or on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +26,8 @@ pub struct StoredRequest {
     pub task: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "is_page")]
+    pub kind: RequestKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Box<StoredExtra>>,
 }
@@ -51,6 +53,10 @@ fn is_zero_u32(v: &u32) -> bool {
 
 fn is_zero_u8(v: &u8) -> bool {
     *v == 0
+}
+
+fn is_page(k: &RequestKind) -> bool {
+    *k == RequestKind::Page
 }
 
 /// A stored request that cannot be turned back into a [`Request`] (corrupt or foreign data).
@@ -92,6 +98,7 @@ impl From<&Request> for StoredRequest {
             redirects: r.redirects,
             task: r.task,
             source: r.source.as_ref().map(|u| u.as_str().into()),
+            kind: r.kind,
             extra,
         }
     }
@@ -110,6 +117,7 @@ impl StoredRequest {
         r.retries = self.retries;
         r.redirects = self.redirects;
         r.task = self.task;
+        r.kind = self.kind;
         r.source = self.source.as_deref().map(parse).transpose()?;
         if let Some(x) = &self.extra {
             if let Some(m) = &x.method {

@@ -190,3 +190,21 @@ async fn cookies_are_kept_per_site_unless_turned_off() {
         assert_eq!(last.cookie, want, "cookies {on}");
     }
 }
+
+#[tokio::test]
+async fn broken_compressed_streams_are_typed_errors() {
+    let mut b = ServerBuilder::new();
+    let names = ["truncated-crc-error.gz", "truncated-crc-error-short.gz", "unexpected-eof.gz"];
+    for (i, name) in names.iter().enumerate() {
+        b = b.fixture(&format!("/{i}"), encoded(compressed(name), "gzip"));
+    }
+    b = b.fixture("/deflate-bomb", encoded(compressed("bomb-deflate.bin"), "deflate"));
+    let server = b.start().await.unwrap();
+    let d = downloader(DownloaderConfig { max_body_bytes: 1 << 20, ..Default::default() });
+    for (i, name) in names.iter().enumerate() {
+        let e = d.fetch(get(&server.url(&format!("/{i}")))).await.unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Decode | ErrorKind::Body), "{name}: {e}");
+    }
+    let e = d.fetch(get(&server.url("/deflate-bomb"))).await.unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::TooLarge | ErrorKind::Decode | ErrorKind::Body), "deflate bomb: {e}");
+}

@@ -12,6 +12,10 @@ use crate::RobotsConfig;
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {
     pub seeds: Vec<Url>,
+    /// Sitemaps (or sitemap indexes) whose pages seed the crawl.
+    pub sitemaps: Vec<Url>,
+    /// Also read the `Sitemap:` lines of every robots.txt fetched.
+    pub robots_sitemaps: bool,
     pub scope: ScopeConfig,
     pub canonical: CanonicalOptions,
     pub dedup: DedupMode,
@@ -44,6 +48,8 @@ impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
             seeds: Vec::new(),
+            sitemaps: Vec::new(),
+            robots_sitemaps: false,
             scope: ScopeConfig::default(),
             canonical: CanonicalOptions::default(),
             dedup: DedupMode::Strict,
@@ -66,7 +72,7 @@ impl Default for CrawlConfig {
 /// A setting the engine refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("no start URL given")]
+    #[error("no start URL or sitemap given")]
     NoSeeds,
     #[error("start URL {0} is not http or https")]
     SeedScheme(String),
@@ -85,10 +91,10 @@ pub enum ConfigError {
 impl CrawlConfig {
     /// Checks the settings (the seeds' `Args.Check()`).
     pub fn check(&self) -> Result<(), ConfigError> {
-        if self.seeds.is_empty() {
+        if self.seeds.is_empty() && self.sitemaps.is_empty() {
             return Err(ConfigError::NoSeeds);
         }
-        for s in &self.seeds {
+        for s in self.seeds.iter().chain(&self.sitemaps) {
             if !matches!(s.scheme(), "http" | "https") {
                 return Err(ConfigError::SeedScheme(s.to_string()));
             }

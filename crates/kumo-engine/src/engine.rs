@@ -144,7 +144,8 @@ impl Engine {
         analyzer: Arc<dyn Analyzer>,
     ) -> Result<(), EngineError> {
         cfg.check()?;
-        let scope = Scope::new(&cfg.scope, &cfg.seeds)?;
+        let starts: Vec<_> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
+        let scope = Scope::new(&cfg.scope, &starts)?;
         // One downloader per proxy (D1, D2, …), or one direct downloader.
         let downloaders = if cfg.proxies.is_empty() {
             vec![Downloader::new(1, cfg.downloader.clone())?]

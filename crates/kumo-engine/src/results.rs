@@ -87,7 +87,9 @@ pub(crate) async fn handle_results(
     let cfg = &*parts.cfg;
     let mut completions = Vec::with_capacity(batch.len());
     let mut items = Vec::new();
-    for r in batch {
+    let mut extra = Vec::new();
+    for mut r in batch {
+        extra.append(&mut r.extra);
         // Adjust the host before the completion re-queues anything for it.
         if let Some((host, adj)) = r.adjust
             && let Err(e) = parts.frontier.adjust_host(&host, adj).await
@@ -147,6 +149,12 @@ pub(crate) async fn handle_results(
         completions.push(completion);
     }
     let progress = &parts.progress;
+    if !extra.is_empty() {
+        match parts.frontier.push(extra).await {
+            Ok(report) => tally.skip(SkipReason::Seen, report.seen as u64),
+            Err(e) => storage_error(parts, tally, e),
+        }
+    }
     match parts.frontier.complete(completions).await {
         Ok(report) => tally.skip(SkipReason::Seen, report.seen as u64),
         Err(e) => storage_error(parts, tally, e),

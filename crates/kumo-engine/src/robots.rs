@@ -76,6 +76,8 @@ pub(crate) struct Check {
     /// The rules were fetched (or waited for) during this check: the host just received a
     /// request, and its crawl delay (capped) is this.
     pub fresh: Option<Option<Duration>>,
+    /// The `Sitemap:` URLs of rules fetched during this check.
+    pub sitemaps: Vec<Url>,
 }
 
 struct Entry {
@@ -163,11 +165,10 @@ impl RobotsCache {
 
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
-        let Some(robots) = robots_url(&req.url) else {
-            return Check { decision: Decision::Allow, fresh: None };
-        };
+        let allow = || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new() };
+        let Some(robots) = robots_url(&req.url) else { return allow() };
         if req.url.path() == "/robots.txt" {
-            return Check { decision: Decision::Allow, fresh: None };
+            return allow();
         }
         let origin = robots.origin().ascii_serialization();
         let (slot, streak) = self.slot(&origin);
@@ -187,7 +188,7 @@ impl RobotsCache {
         let Ok(entry) = entry else {
             // Unreachable: not cached; the page fetch will meet the same error.
             self.forget(&origin);
-            return Check { decision: Decision::Allow, fresh: None };
+            return allow();
         };
         let fresh = (!was_known).then(|| match &entry.answer {
             RobotsAnswer::Rules(r) => self.capped_delay(r),
@@ -204,7 +205,13 @@ impl RobotsCache {
             }
             RobotsAnswer::Unavailable => Decision::Unavailable(self.cfg.unavailable_backoff),
         };
-        Check { decision, fresh }
+        let sitemaps = match (&entry.answer, was_known) {
+            (RobotsAnswer::Rules(r), false) => {
+                r.sitemaps().iter().filter_map(|s| Url::parse(s).ok()).collect()
+            }
+            _ => Vec::new(),
+        };
+        Check { decision, fresh, sitemaps }
     }
 
     fn capped_delay(&self, rules: &RobotsRules) -> Option<Duration> {

@@ -19,7 +19,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kumo_core::{
-    ErrorKind, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, SkipReason, Stage,
+    ErrorKind, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, RequestKind, SkipReason,
+    Stage,
 };
 use kumo_frontier::{Frontier, FrontierStats, Lease, Readiness, Scope};
 use kumo_pipeline::Pipeline;
@@ -76,6 +77,11 @@ pub(crate) async fn seed(
     for url in &parts.cfg.seeds {
         admit(&parts.scope, &parts.cfg, Request::get(url.clone()), &mut batch, &mut skips);
     }
+    for url in &parts.cfg.sitemaps {
+        let mut r = Request::get(url.clone());
+        r.kind = RequestKind::Sitemap { nesting: 0 };
+        admit(&parts.scope, &parts.cfg, r, &mut batch, &mut skips);
+    }
     for s in skips {
         *tally_skips.entry(s).or_default() += 1;
     }
@@ -103,6 +109,7 @@ pub(crate) async fn run(
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
         cfg: cfg.clone(),
+        scope: parts.scope.clone(),
         registrar: parts.registrar.clone(),
         robots: parts.robots.clone(),
     });
@@ -278,7 +285,10 @@ pub(crate) async fn run(
     let pipeline_summary = ModuleSummary {
         id: pipeline.id().clone(),
         counts: pipeline.counters().snapshot(),
-        extra: serde_json::json!({ "sinks": pipeline.sink_names() }),
+        extra: match pipeline.processor_stats() {
+            p if p.is_empty() => serde_json::json!({ "sinks": pipeline.sink_names() }),
+            p => serde_json::json!({ "sinks": pipeline.sink_names(), "processors": p }),
+        },
     };
     *parts.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
 

@@ -5,12 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kumo_core::{ErrorKind, Fingerprint, Item, Request, Response, SkipReason, Stage};
+use kumo_core::{ErrorKind, Fingerprint, Item, Request, RequestKind, Response, SkipReason, Stage};
 use kumo_downloader::FetchError;
 use kumo_frontier::{HostAdjustment, Lease, LeaseId, Scope};
+use kumo_parse::SitemapKind;
 use tokio::sync::mpsc;
 
-use crate::analyze::Analyzer;
+use crate::analyze::{Analysis, Analyzer};
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::run::AnalyzerModule;
@@ -20,6 +21,8 @@ use crate::{CrawlConfig, CrawlError, ErrorStream};
 pub(crate) struct Fetched {
     pub lease: LeaseId,
     pub result: Result<Response, FetchError>,
+    /// Requests found on the way (the `Sitemap:` lines of a robots.txt), already admitted.
+    pub extra: Vec<(Fingerprint, Request)>,
 }
 
 /// What the stages report to the scheduler for one lease.
@@ -28,6 +31,8 @@ pub(crate) struct PageResult {
     pub outcome: Outcome,
     /// What was learned about the request's host (`host[:port]`).
     pub adjust: Option<(String, HostAdjustment)>,
+    /// New requests found on the way, queued whatever the outcome.
+    pub extra: Vec<(Fingerprint, Request)>,
 }
 
 pub(crate) enum Outcome {
@@ -73,6 +78,7 @@ pub(crate) fn admit(
 /// What a downloader task needs.
 pub(crate) struct DownloadStage {
     pub cfg: Arc<CrawlConfig>,
+    pub scope: Arc<Scope>,
     pub registrar: Arc<Registrar>,
     pub robots: Option<Arc<RobotsCache>>,
 }
@@ -84,26 +90,35 @@ impl DownloadStage {
         // The registrar picks the downloader with the best score for each lease.
         let picked = self.registrar.pick();
         let Some(robots) = &self.robots else {
-            return Handled::Fetched(Fetched {
-                lease: lease.id,
-                result: fetch(&picked, lease.request).await,
-            });
+            let result = fetch(&picked, lease.request).await;
+            return Handled::Fetched(Fetched { lease: lease.id, result, extra: Vec::new() });
         };
         let check = robots.check(&lease.request, &picked.downloader).await;
+        let mut extra = Vec::new();
+        if self.cfg.robots_sitemaps {
+            let mut skips = Vec::new();
+            for url in check.sitemaps {
+                let mut r = Request::get(url);
+                r.task = lease.request.task;
+                r.kind = RequestKind::Sitemap { nesting: 0 };
+                admit(&self.scope, &self.cfg, r, &mut extra, &mut skips);
+            }
+        }
         let host = lease.request.host_key();
         let crawl_delay = check.fresh.flatten();
         let adjust = crawl_delay.map(|d| (host.clone(), HostAdjustment { min_delay: Some(d), pause: None }));
-        let reply = |outcome, adjust| Handled::Report(PageResult { lease: lease.id, outcome, adjust });
+        let reply =
+            |outcome, adjust, extra| Handled::Report(PageResult { lease: lease.id, outcome, adjust, extra });
         match check.decision {
             Decision::Allow => {}
-            Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust),
+            Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust, extra),
             Decision::Unavailable(wait) => {
                 let pause = Some((host, HostAdjustment { pause: Some(wait), min_delay: None }));
-                return reply(Outcome::Deferred(wait), pause);
+                return reply(Outcome::Deferred(wait), pause, extra);
             }
             Decision::GiveUp => {
                 let e = FetchError::new(ErrorKind::Status, "robots.txt kept answering 5xx", lease.request);
-                return reply(Outcome::Failed(e), adjust);
+                return reply(Outcome::Failed(e), adjust, extra);
             }
         }
         if check.fresh.is_some() {
@@ -111,10 +126,10 @@ impl DownloadStage {
             // this one waits its turn in the frontier rather than here.
             let spacing = self.cfg.politeness.policy_for(&host).delay.max(crawl_delay.unwrap_or_default());
             if !spacing.is_zero() {
-                return reply(Outcome::Deferred(spacing), adjust);
+                return reply(Outcome::Deferred(spacing), adjust, extra);
             }
         }
-        Handled::Fetched(Fetched { lease: lease.id, result: fetch(&picked, lease.request).await })
+        Handled::Fetched(Fetched { lease: lease.id, result: fetch(&picked, lease.request).await, extra })
     }
 }
 
@@ -174,7 +189,7 @@ pub(crate) async fn parse_task(
             Ok(resp) => stage.analyze(&module, resp),
             Err(e) => (Outcome::Failed(e), None),
         };
-        if results.send(PageResult { lease: f.lease, outcome, adjust }).await.is_err() {
+        if results.send(PageResult { lease: f.lease, outcome, adjust, extra: f.extra }).await.is_err() {
             break;
         }
     }
@@ -204,7 +219,12 @@ impl ParseStage {
         module.counters.accepted();
         let mut discovered = Vec::new();
         let mut skips = Vec::new();
-        let analysis = self.analyzer.analyze(&resp);
+        let analysis = match resp.request.kind {
+            RequestKind::Sitemap { nesting } if resp.status.is_success() => {
+                self.sitemap(module, &resp, nesting)
+            }
+            _ => self.analyzer.analyze(&resp),
+        };
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
         }
@@ -228,6 +248,54 @@ impl ParseStage {
         (Outcome::Page { status, bytes, discovered, items: analysis.items, skips }, None)
     }
 }
+
+impl ParseStage {
+    /// A sitemap's entries as requests: pages (with the sitemap's priority and lastmod kept)
+    /// or, from an index, more sitemaps, at most `MAX_SITEMAP_NESTING` indexes deep.
+    fn sitemap(&self, module: &AnalyzerModule, resp: &Response, nesting: u8) -> Analysis {
+        let mut out = Analysis::default();
+        out.items.push(crate::analyze::page_record(resp, None));
+        let map = match kumo_parse::parse_sitemap(&resp.body, &resp.url) {
+            Ok(m) => m,
+            Err(e) => {
+                self.errors.send(CrawlError {
+                    stage: Stage::Parser,
+                    kind: ErrorKind::Decode,
+                    module: Some(module.id.clone()),
+                    url: Some(resp.url.to_string()),
+                    message: e.to_string(),
+                });
+                return out;
+            }
+        };
+        out.issues = map.issues;
+        let parent = &resp.request;
+        for e in map.entries {
+            let mut r = Request::get(e.loc);
+            r.depth = parent.depth;
+            r.task = parent.task;
+            r.source = Some(resp.url.clone());
+            match map.kind {
+                SitemapKind::Index if nesting < MAX_SITEMAP_NESTING => {
+                    r.kind = RequestKind::Sitemap { nesting: nesting + 1 };
+                }
+                SitemapKind::Index => continue,
+                SitemapKind::UrlSet => {
+                    // Sitemap priority 0.0–1.0 becomes frontier levels 0–10.
+                    r.priority = e.priority.map_or(parent.priority, |p| (p * 10.0).round() as i32);
+                    let meta =
+                        serde_json::json!({ "sitemap": { "lastmod": e.lastmod, "priority": e.priority } });
+                    let _ = r.data.set(&meta);
+                }
+            }
+            out.requests.push(r);
+        }
+        out
+    }
+}
+
+/// Sitemap indexes followed below a sitemap seed.
+const MAX_SITEMAP_NESTING: u8 = 3;
 
 /// The `Retry-After` header: delay-seconds or an HTTP date.
 fn retry_after(resp: &Response) -> Option<Duration> {

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! The [`extract`] module adds declarative extraction models: named fields found with CSS,
-//! XPath, regex or JSONPath selectors, read from spider files or built in Rust.
+//! XPath, regex or JSONPath selectors, read from spider files or built in Rust. The
+//! [`sitemap`] module reads sitemaps and sitemap indexes (plain or gzipped).
 //!
 //! Architecture invariant: parsing never fails. Whatever the bytes, [`extract_links`] returns
 //! the links it could find, and problems travel as [`PageLinks::issues`].
@@ -24,7 +25,9 @@ pub mod extract;
 mod issue;
 mod links;
 mod resolve;
+pub mod sitemap;
 mod title;
 
 pub use extract::{CompiledModel, Extraction, Model, ModelError, extract_all};
 pub use links::{PageLinks, extract_links};
+pub use sitemap::{Sitemap, SitemapEntry, SitemapError, SitemapKind, parse_sitemap};

@@ -1,13 +1,14 @@
 //! The item pipeline: items flow through processors in order, then into every sink.
 //!
-//! This crate holds the [`Sink`] interface and the sinks: JSON Lines, CSV, PostgreSQL and an
-//! in-memory one; processors join it as the spider work lands.
+//! This crate holds the [`processors`] (validate, drop, transform, de-duplicate), the
+//! [`Sink`] interface and the sinks: JSON Lines, CSV, PostgreSQL and an in-memory one.
 
 mod collect;
 mod csv;
 mod jsonl;
 mod pipeline;
 pub mod postgres;
+pub mod processors;
 mod sink;
 
 pub use collect::CollectSink;
@@ -15,4 +16,5 @@ pub use csv::CsvSink;
 pub use jsonl::JsonLinesSink;
 pub use pipeline::Pipeline;
 pub use postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig, PgType, PostgresSink};
+pub use processors::{ProcessOutcome, ProcessingSink, Processor, ProcessorChain, ProcessorStats};
 pub use sink::{Sink, SinkError};

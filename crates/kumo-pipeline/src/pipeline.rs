@@ -1,13 +1,16 @@
-//! The pipeline module: items in, sinks out, with the seeds' module ID and counters.
+//! The pipeline module: items in, processors in order, sinks out, with the seeds' module ID
+//! and counters.
 
 use kumo_core::{Item, ModuleCounters, ModuleId, ModuleKind};
 
-use crate::{Sink, SinkError};
+use crate::{ProcessorChain, Sink, SinkError};
 
-/// Sends each item to every sink. With `fail_fast`, the first sink error stops the item
-/// from reaching later sinks (the seeds' pipeline); otherwise every sink is tried.
+/// Runs each item through the processors, then sends it to every sink. With `fail_fast`, the
+/// first sink error stops the item from reaching later sinks (the seeds' pipeline); otherwise
+/// every sink is tried. (The processors' own fail-fast is the chain's.)
 pub struct Pipeline {
     id: ModuleId,
+    processors: ProcessorChain,
     sinks: Vec<Box<dyn Sink>>,
     fail_fast: bool,
     counters: ModuleCounters,
@@ -17,10 +20,28 @@ impl Pipeline {
     pub fn new(serial: u64, sinks: Vec<Box<dyn Sink>>, fail_fast: bool) -> Self {
         Pipeline {
             id: ModuleId::new(ModuleKind::Pipeline, serial),
+            processors: ProcessorChain::default(),
             sinks,
             fail_fast,
             counters: ModuleCounters::default(),
         }
+    }
+
+    /// Runs `processors` before the sinks.
+    pub fn with_processors(mut self, processors: ProcessorChain) -> Self {
+        self.processors = processors;
+        self
+    }
+
+    /// Per-processor counts: this pipeline's chain, then any its sinks report (a
+    /// [`ProcessingSink`](crate::ProcessingSink)'s chain). Empty when there are none.
+    pub fn processor_stats(&self) -> Vec<serde_json::Value> {
+        let own = self.processors.stats().into_iter().filter_map(|s| serde_json::to_value(s).ok());
+        let from_sinks = self.sinks.iter().filter_map(|s| s.stats()).flat_map(|v| match v {
+            serde_json::Value::Array(a) => a,
+            other => vec![other],
+        });
+        own.chain(from_sinks).collect()
     }
 
     pub fn id(&self) -> &ModuleId {
@@ -35,19 +56,29 @@ impl Pipeline {
         self.sinks.iter().map(|s| s.name()).collect()
     }
 
-    /// Sends a batch of items through; returns the errors met (empty on success). The
-    /// counters count items.
+    /// Sends a batch of items through the processors and on to the sinks; returns the sink
+    /// errors met (empty on success). The counters count items; an item a processor dropped
+    /// or found invalid counts as completed.
     pub async fn send(&mut self, items: &[Item]) -> Vec<SinkError> {
         for _ in items {
             self.counters.called();
             self.counters.accepted();
         }
+        let processed;
+        let kept = if self.processors.is_empty() {
+            items
+        } else {
+            processed = self.processors.apply(items.iter().cloned()).items;
+            &processed[..]
+        };
         let mut errors = Vec::new();
-        for s in &mut self.sinks {
-            if let Err(e) = s.write(items).await {
-                errors.push(e);
-                if self.fail_fast {
-                    break;
+        if !kept.is_empty() {
+            for s in &mut self.sinks {
+                if let Err(e) = s.write(kept).await {
+                    errors.push(e);
+                    if self.fail_fast {
+                        break;
+                    }
                 }
             }
         }

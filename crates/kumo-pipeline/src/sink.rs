@@ -27,4 +27,9 @@ pub trait Sink: Send {
 
     /// Makes everything written so far durable enough for the sink's promise.
     async fn flush(&mut self) -> Result<(), SinkError>;
+
+    /// Counters worth showing in the summary (a processor chain's counts), if any.
+    fn stats(&self) -> Option<serde_json::Value> {
+        None
+    }
 }

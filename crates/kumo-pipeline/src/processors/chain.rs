@@ -1,0 +1,127 @@
+//! An ordered list of processors with a counter set per processor.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use kumo_core::Item;
+use serde::Serialize;
+
+use super::{ProcessOutcome, Processor};
+
+/// Processors run in order. With `fail_fast`, an invalid item stops where it was found
+/// invalid (the seeds' pipeline); without, it is counted and goes on through the remaining
+/// processors to the sinks. A dropped item always stops.
+pub struct ProcessorChain {
+    steps: Vec<Step>,
+    fail_fast: bool,
+}
+
+struct Step {
+    processor: Box<dyn Processor>,
+    seen: AtomicU64,
+    kept: AtomicU64,
+    dropped: AtomicU64,
+    invalid: AtomicU64,
+}
+
+/// One processor's counts, as the summary shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ProcessorStats {
+    pub name: String,
+    pub seen: u64,
+    pub kept: u64,
+    pub dropped: u64,
+    pub invalid: u64,
+}
+
+/// What a chain let through, and the problems (invalid items) it met.
+#[derive(Debug, Default)]
+pub struct ChainOutput {
+    pub items: Vec<Item>,
+    /// One line per invalid item: `processor: reason`.
+    pub problems: Vec<String>,
+}
+
+impl Default for ProcessorChain {
+    fn default() -> Self {
+        ProcessorChain::new(true)
+    }
+}
+
+impl ProcessorChain {
+    pub fn new(fail_fast: bool) -> Self {
+        ProcessorChain { steps: Vec::new(), fail_fast }
+    }
+
+    /// Adds a processor at the end, builder style.
+    pub fn with(mut self, p: impl Processor + 'static) -> Self {
+        self.push(Box::new(p));
+        self
+    }
+
+    pub fn push(&mut self, processor: Box<dyn Processor>) {
+        self.steps.push(Step {
+            processor,
+            seen: AtomicU64::new(0),
+            kept: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            invalid: AtomicU64::new(0),
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Runs every item through the processors in order.
+    pub fn apply(&self, items: impl IntoIterator<Item = Item>) -> ChainOutput {
+        let mut out = ChainOutput::default();
+        'items: for mut item in items {
+            for step in &self.steps {
+                step.seen.fetch_add(1, Relaxed);
+                // Without fail-fast an invalid item goes on unchanged, so keep a copy.
+                let backup = (!self.fail_fast).then(|| item.clone());
+                match step.processor.process(item) {
+                    ProcessOutcome::Keep(next) => {
+                        step.kept.fetch_add(1, Relaxed);
+                        item = next;
+                    }
+                    ProcessOutcome::Drop(_) => {
+                        step.dropped.fetch_add(1, Relaxed);
+                        continue 'items;
+                    }
+                    ProcessOutcome::Invalid(reason) => {
+                        step.invalid.fetch_add(1, Relaxed);
+                        out.problems.push(format!("{}: {reason}", step.processor.name()));
+                        match backup {
+                            Some(copy) => item = copy,
+                            None => continue 'items,
+                        }
+                    }
+                }
+            }
+            out.items.push(item);
+        }
+        out
+    }
+
+    pub fn fail_fast(&self) -> bool {
+        self.fail_fast
+    }
+
+    pub fn stats(&self) -> Vec<ProcessorStats> {
+        self.steps
+            .iter()
+            .map(|s| ProcessorStats {
+                name: s.processor.name(),
+                seen: s.seen.load(Relaxed),
+                kept: s.kept.load(Relaxed),
+                dropped: s.dropped.load(Relaxed),
+                invalid: s.invalid.load(Relaxed),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,232 @@
+//! From the raw file to runnable sites: every pattern and selector compiled, every value
+//! checked, each error placed at its line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kumo_engine::CrawlConfig;
+use kumo_frontier::{HostPolicy, Politeness, ScopeConfig};
+use kumo_parse::extract::{Field, Selector};
+use kumo_parse::{CompiledModel, Model};
+use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
+use kumo_pipeline::{Processor, ProcessorChain};
+use toml::Spanned;
+
+use super::error::{Lines, SpiderConfigError};
+use super::raw::{RawDrop, RawModel, RawProcessor, RawSite};
+use crate::configured::{ConfigSpider, Priorities, SiteModel};
+use crate::rules::UrlRules;
+
+/// One checked site: the engine settings, the analyzer, the processors and the output.
+#[derive(Debug, Clone)]
+pub struct SiteSpec {
+    pub name: String,
+    pub crawl: CrawlConfig,
+    pub spider: Arc<ConfigSpider>,
+    processors: Vec<(Option<String>, RawProcessor)>,
+    pub fail_fast: bool,
+    pub output: OutputSpec,
+}
+
+/// Where a site's items go. Nothing given means standard output.
+#[derive(Debug, Clone, Default)]
+pub struct OutputSpec {
+    pub jsonl: Option<PathBuf>,
+    pub csv: Option<PathBuf>,
+    /// (connection URL, table): one JSONB column per item.
+    pub postgres: Option<(String, String)>,
+    pub stdout: bool,
+}
+
+impl SiteSpec {
+    /// A fresh processor chain (its de-duplication sets start empty): the models' processors
+    /// (each for its own model's items), then the site's.
+    pub fn processor_chain(&self) -> ProcessorChain {
+        let mut chain = ProcessorChain::new(self.fail_fast);
+        for (model, p) in &self.processors {
+            let p = processor(p).expect("checked when the file was read");
+            chain.push(match model {
+                Some(m) => Box::new(OnlyModel::new(m.clone(), p)),
+                None => p,
+            });
+        }
+        chain
+    }
+}
+
+/// Builds one processor; the error is the bad pattern's message.
+fn processor(raw: &RawProcessor) -> Result<Box<dyn Processor>, String> {
+    Ok(match raw {
+        RawProcessor::Dedup(f) => Box::new(DedupByKey::new(f.clone())),
+        RawProcessor::Require(f) => Box::new(Require::new(f.clone())),
+        RawProcessor::Rename { from, to } => Box::new(Rename::new(from, to)),
+        RawProcessor::Set { field, value } => Box::new(Set::new(field, json(value))),
+        RawProcessor::Remove(f) => Box::new(Remove::new(f.clone())),
+        RawProcessor::Drop(RawDrop { field, equals, regex, missing }) => {
+            let test = match (equals, regex, missing) {
+                (Some(v), None, false) => Match::Equals(json(v)),
+                (None, Some(r), false) => {
+                    Match::Regex(regex::Regex::new(r).map_err(|e| format!("bad regex: {e}"))?)
+                }
+                (None, None, true) => Match::Missing,
+                _ => {
+                    return Err("a drop rule needs exactly one of `equals`, `regex`, `missing = true`".into());
+                }
+            };
+            Box::new(DropIf::new(field, test))
+        }
+    })
+}
+
+fn json(v: &toml::Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Compiles a list of patterns, naming the first bad one.
+fn rules(lines: &Lines, at: &str, list: &[Spanned<String>]) -> Result<UrlRules, SpiderConfigError> {
+    for (i, p) in list.iter().enumerate() {
+        UrlRules::check(p.get_ref())
+            .map_err(|e| lines.error(p.span().start, format!("{at}[{i}]"), format!("bad regex: {e}")))?;
+    }
+    UrlRules::new(list.iter().map(|p| p.get_ref())).map_err(|e| lines.error(0, at, e))
+}
+
+/// A one-field model that takes the `href` of every match of `css`, as URLs to follow.
+fn href_model(
+    lines: &Lines,
+    at: &str,
+    css: &Spanned<String>,
+    root: bool,
+) -> Result<CompiledModel, SpiderConfigError> {
+    let model = if root {
+        Model::new(at, vec![Field::css("links", "a[href], area[href]").attr("href").list().dig()])
+            .with_root(Selector::css(css.get_ref()))
+    } else {
+        Model::new(at, vec![Field::css("next", css.get_ref()).attr("href").dig()])
+    };
+    model.compile().map_err(|e| lines.error(css.span().start, at, e.problem))
+}
+
+pub(super) fn site(
+    lines: &Lines,
+    raw: Spanned<RawSite>,
+    base: Option<&str>,
+) -> Result<SiteSpec, SpiderConfigError> {
+    let site_at = raw.span().start;
+    let raw = raw.into_inner();
+    let name = raw.name.clone();
+    let here = |field: &str| format!("site \"{name}\" → {field}");
+
+    if raw.seeds.get_ref().is_empty() {
+        return Err(lines.error(raw.seeds.span().start, here("seeds"), "no start URL given"));
+    }
+    let mut seeds = Vec::new();
+    for (i, s) in raw.seeds.get_ref().iter().enumerate() {
+        let text = s.get_ref();
+        let text = match (text.contains("{base}"), base) {
+            (false, _) => text.clone(),
+            (true, Some(b)) => text.replace("{base}", b.trim_end_matches('/')),
+            (true, None) => {
+                return Err(lines.error(
+                    s.span().start,
+                    here(&format!("seeds[{i}]")),
+                    "uses {base} but no base is set (add `base = \"…\"` or pass --seed-base)",
+                ));
+            }
+        };
+        let url = url::Url::parse(&text).map_err(|e| {
+            lines.error(s.span().start, here(&format!("seeds[{i}]")), format!("{text:?}: {e}"))
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(lines.error(
+                s.span().start,
+                here(&format!("seeds[{i}]")),
+                format!("{text:?} is not http or https"),
+            ));
+        }
+        seeds.push(url);
+    }
+    if raw.concurrency == 0 {
+        return Err(lines.error(site_at, here("concurrency"), "must be at least 1"));
+    }
+    if raw.per_host == 0 {
+        return Err(lines.error(site_at, here("per_host"), "must be at least 1"));
+    }
+
+    let mut models = Vec::new();
+    let mut processors = Vec::new();
+    for (i, m) in raw.model.iter().enumerate() {
+        let at = m.span().start;
+        let RawModel { on, processors: own, model } = m.get_ref();
+        let compiled = model.compile().map_err(|e| lines.error(at, here(&format!("model[{i}]")), e))?;
+        let on = rules(lines, &here(&format!("model[{i}].on")), on)?;
+        for (j, p) in own.iter().enumerate() {
+            processor(p).map_err(|e| lines.error(at, here(&format!("model[{i}].processors[{j}]")), e))?;
+            processors.push((Some(model.name.clone()), p.clone()));
+        }
+        models.push(SiteModel { model: compiled, on });
+    }
+    for (j, p) in raw.processors.iter().enumerate() {
+        processor(p.get_ref())
+            .map_err(|e| lines.error(p.span().start, here(&format!("processors[{j}]")), e))?;
+        processors.push((None, p.get_ref().clone()));
+    }
+
+    let spider = ConfigSpider {
+        name: name.clone(),
+        targets: rules(lines, &here("targets"), &raw.targets)?,
+        sources: rules(lines, &here("sources"), &raw.sources)?,
+        allow: rules(lines, &here("follow.allow"), &raw.follow.allow)?,
+        deny: rules(lines, &here("follow.deny"), &raw.follow.deny)?,
+        restrict: raw
+            .follow
+            .restrict_css
+            .as_ref()
+            .map(|c| href_model(lines, &here("follow.restrict_css"), c, true))
+            .transpose()?,
+        next_page: raw
+            .next_page
+            .as_ref()
+            .map(|c| href_model(lines, &here("next_page"), c, false))
+            .transpose()?,
+        models,
+        priority: Priorities {
+            target: raw.priority.target,
+            source: raw.priority.source,
+            next_page: raw.priority.next_page,
+            follow: raw.priority.follow,
+        },
+    };
+
+    let crawl = CrawlConfig {
+        seeds,
+        scope: ScopeConfig {
+            allowed_domains: raw.allowed_domains.clone(),
+            max_depth: raw.max_depth,
+            max_redirects: 10,
+            ..Default::default()
+        },
+        concurrency: raw.concurrency,
+        politeness: Politeness {
+            default: HostPolicy {
+                parallelism: raw.per_host,
+                delay: Duration::from_millis(raw.delay_ms),
+                random_delay: Duration::from_millis(raw.random_delay_ms),
+            },
+            rules: vec![],
+        },
+        max_pages: raw.max_pages,
+        robots: kumo_engine::RobotsConfig { obey: raw.obey_robots, ..Default::default() },
+        ..Default::default()
+    };
+    crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
+    let o = raw.output;
+    let output = OutputSpec {
+        jsonl: o.jsonl.map(PathBuf::from),
+        csv: o.csv.map(PathBuf::from),
+        postgres: o.postgres.map(|p| (p.url, p.table)),
+        stdout: o.stdout,
+    };
+    Ok(SiteSpec { name, crawl, spider: Arc::new(spider), processors, fail_fast: raw.fail_fast, output })
+}

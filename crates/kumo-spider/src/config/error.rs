@@ -1,0 +1,67 @@
+//! A spider file error that names the file, the line and the field.
+
+use std::fmt;
+
+/// A spider file that cannot run: where (line and column, 1-based) and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct SpiderConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// The setting's path (`site "quotes" → model[0]`), when the check knows it; TOML syntax
+    /// and unknown-field errors name the field in the message.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for SpiderConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        if let Some(field) = &self.field {
+            write!(f, "{field}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Turns byte offsets into line and column numbers.
+pub(super) struct Lines<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Lines<'_> {
+    pub fn at(&self, offset: usize) -> (usize, usize) {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    }
+
+    pub fn error(
+        &self,
+        offset: usize,
+        field: impl Into<String>,
+        message: impl fmt::Display,
+    ) -> SpiderConfigError {
+        let (line, column) = self.at(offset);
+        SpiderConfigError {
+            file: self.file.to_string(),
+            line,
+            column,
+            field: Some(field.into()),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn toml(&self, e: &toml::de::Error) -> SpiderConfigError {
+        let (line, column) = e.span().map_or((1, 1), |s| self.at(s.start));
+        SpiderConfigError {
+            file: self.file.to_string(),
+            line,
+            column,
+            field: None,
+            message: e.message().trim_end().to_string(),
+        }
+    }
+}

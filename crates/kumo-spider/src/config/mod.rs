@@ -1,0 +1,88 @@
+//! Configured spiders: a TOML file of one or more `[[site]]` tables, read raw, checked all at
+//! once (every selector and pattern compiled), then built into [`SiteSpec`]s that run on the
+//! engine. A mistake is a [`SpiderConfigError`] naming the file, the line and the field.
+//!
+//! ```toml
+//! base = "http://127.0.0.1:8000"        # replaces {base} in seeds; --seed-base overrides it
+//!
+//! [[site]]
+//! name = "quotes"
+//! seeds = ["{base}/"]
+//! max_depth = 0                         # 0: unlimited
+//! concurrency = 8
+//! per_host = 4                          # limit rules: per-host parallelism,
+//! delay_ms = 0                          # and spacing
+//! targets = ['/page/\d+/$', '/tag/']    # regexes (searched in the URL): item pages
+//! sources = []                          # pages whose links lead to targets
+//! follow = { allow = [], deny = ['/login'], restrict_css = "div.col-md-8" }
+//! priority = { target = 20, source = 10, next_page = 10, follow = 0 }
+//! next_page = "li.next > a"
+//! processors = [{ require = ["text"] }]
+//! output = { jsonl = "quotes.jsonl" }
+//!
+//! [[site.model]]
+//! name = "quote"
+//! on = ['/page/', '/tag/']              # optional: only on these target pages
+//! root = { css = "div.quote" }
+//! fields = [{ name = "text", css = "span.text", required = true }]
+//! processors = [{ dedup = ["text"] }]   # only for this model's items
+//! ```
+
+mod build;
+mod error;
+mod raw;
+
+use std::path::{Path, PathBuf};
+
+pub use build::{OutputSpec, SiteSpec};
+pub use error::SpiderConfigError;
+
+/// Settings from outside the file.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Replaces `{base}` in seeds, over the file's own `base`.
+    pub base: Option<String>,
+}
+
+/// A checked spider file: its sites, ready to run.
+#[derive(Debug, Clone)]
+pub struct SpiderFile {
+    pub sites: Vec<SiteSpec>,
+}
+
+/// Reading a spider file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {error}")]
+    Io { path: PathBuf, error: std::io::Error },
+    #[error(transparent)]
+    Config(#[from] SpiderConfigError),
+}
+
+impl SpiderFile {
+    /// Reads and checks the file at `path`.
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<Self, LoadError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| LoadError::Io { path: path.to_path_buf(), error })?;
+        Ok(Self::parse(&text, &path.display().to_string(), opts)?)
+    }
+
+    /// Checks spider file `text`; `file` names it in errors.
+    pub fn parse(text: &str, file: &str, opts: &LoadOptions) -> Result<Self, SpiderConfigError> {
+        let lines = error::Lines { file, text };
+        let raw: raw::RawFile = toml::from_str(text).map_err(|e| lines.toml(&e))?;
+        let base = opts.base.clone().or(raw.base);
+        let mut sites = Vec::with_capacity(raw.site.len());
+        if raw.site.is_empty() {
+            return Err(lines.error(0, "site", "the file defines no [[site]]"));
+        }
+        for site in raw.site {
+            let site = build::site(&lines, site, base.as_deref())?;
+            if sites.iter().any(|s: &SiteSpec| s.name == site.name) {
+                return Err(lines.error(0, format!("site \"{}\"", site.name), "two sites have this name"));
+            }
+            sites.push(site);
+        }
+        Ok(SpiderFile { sites })
+    }
+}

@@ -1,0 +1,143 @@
+//! The spider file as written: serde structs that mirror the TOML, with spans kept on every
+//! value a later check may complain about, so errors can name the line.
+
+use kumo_parse::Model;
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFile {
+    /// Replaces `{base}` in seeds (a command line `--seed-base` wins).
+    pub base: Option<String>,
+    pub site: Vec<Spanned<RawSite>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSite {
+    pub name: String,
+    pub seeds: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    #[serde(default)]
+    pub max_depth: u32,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    #[serde(default = "default_per_host")]
+    pub per_host: u32,
+    #[serde(default)]
+    pub delay_ms: u64,
+    #[serde(default)]
+    pub random_delay_ms: u64,
+    #[serde(default)]
+    pub max_pages: u64,
+    #[serde(default = "yes")]
+    pub obey_robots: bool,
+    #[serde(default)]
+    pub follow: RawFollow,
+    #[serde(default)]
+    pub targets: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub sources: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub priority: RawPriority,
+    pub next_page: Option<Spanned<String>>,
+    #[serde(default)]
+    pub model: Vec<Spanned<RawModel>>,
+    #[serde(default)]
+    pub processors: Vec<Spanned<RawProcessor>>,
+    #[serde(default = "yes")]
+    pub fail_fast: bool,
+    #[serde(default)]
+    pub output: RawOutput,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFollow {
+    #[serde(default)]
+    pub allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub deny: Vec<Spanned<String>>,
+    pub restrict_css: Option<Spanned<String>>,
+}
+
+/// Spiderman's task sort: links to item pages first, then pages that lead to them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct RawPriority {
+    pub target: i32,
+    pub source: i32,
+    pub next_page: i32,
+    pub follow: i32,
+}
+
+impl Default for RawPriority {
+    fn default() -> Self {
+        RawPriority { target: 20, source: 10, next_page: 10, follow: 0 }
+    }
+}
+
+/// A model entry: the extraction [`Model`] plus where it applies and its own processors.
+/// (Unknown keys are reported by the model itself, naming it.)
+#[derive(Debug, Deserialize)]
+pub(super) struct RawModel {
+    #[serde(default)]
+    pub on: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub processors: Vec<RawProcessor>,
+    #[serde(flatten)]
+    pub model: Model,
+}
+
+/// One processor, written as a one-key table: `{ dedup = ["text"] }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum RawProcessor {
+    Dedup(Vec<String>),
+    Require(Vec<String>),
+    Drop(RawDrop),
+    Rename { from: String, to: String },
+    Set { field: String, value: toml::Value },
+    Remove(Vec<String>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDrop {
+    pub field: String,
+    pub equals: Option<toml::Value>,
+    pub regex: Option<String>,
+    #[serde(default)]
+    pub missing: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOutput {
+    pub jsonl: Option<String>,
+    pub csv: Option<String>,
+    pub postgres: Option<RawPostgres>,
+    #[serde(default)]
+    pub stdout: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPostgres {
+    pub url: String,
+    pub table: String,
+}
+
+fn default_concurrency() -> usize {
+    16
+}
+
+fn default_per_host() -> u32 {
+    8
+}
+
+fn yes() -> bool {
+    true
+}

@@ -1,0 +1,24 @@
+//! kumo's spiders: what turns pages into data, on the engine's [`Analyzer`] plug-in point.
+//!
+//! - [`config`]: configured spiders — a TOML file of sites with rules and extraction models
+//!   ([`SpiderFile`]), each site run on its own engine by [`run_sites`].
+//! - [`Spider`]: a trait for spiders written in Rust (start requests; parse a response into
+//!   requests and items), run through [`SpiderAnalyzer`].
+//! - [`Collector`]: a Colly-style builder of callbacks (`on_html`, `on_response`, `on_error`,
+//!   `on_scraped`) with request-scoped typed context.
+//!
+//! [`Analyzer`]: kumo_engine::Analyzer
+
+pub mod collector;
+pub mod config;
+mod configured;
+mod rules;
+mod run;
+mod spider;
+
+pub use collector::{Collector, Ctx, Element};
+pub use config::{LoadError, LoadOptions, OutputSpec, SiteSpec, SpiderConfigError, SpiderFile};
+pub use configured::{ConfigSpider, Priorities, SiteModel};
+pub use rules::UrlRules;
+pub use run::{SiteRun, open_sinks, run_site, run_sites};
+pub use spider::{Spider, SpiderAnalyzer, crawl, crawl_spider};
