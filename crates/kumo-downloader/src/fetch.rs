@@ -7,6 +7,7 @@ use bytes::{Bytes, BytesMut};
 use kumo_core::charset;
 use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Response};
 
+use crate::decode;
 use crate::error::{classify, describe};
 use crate::{BuildError, DownloaderConfig, FetchError};
 
@@ -48,10 +49,6 @@ impl Downloader {
             .timeout(cfg.timeout)
             .pool_max_idle_per_host(cfg.pool_idle_per_host)
             .redirect(reqwest::redirect::Policy::none())
-            .gzip(cfg.decompress)
-            .brotli(cfg.decompress)
-            .zstd(cfg.decompress)
-            .deflate(cfg.decompress)
             .tcp_nodelay(true)
             .build()
             .map_err(|e| BuildError(describe(&e)))?;
@@ -87,6 +84,9 @@ impl Downloader {
         let started = Instant::now();
         let fetched_at = SystemTime::now();
         let mut builder = self.client.request(req.method.clone(), req.url.clone());
+        if self.cfg.decompress && !req.headers.contains_key(http::header::ACCEPT_ENCODING) {
+            builder = builder.header(http::header::ACCEPT_ENCODING, "gzip, deflate, br, zstd");
+        }
         if !req.headers.contains_key(http::header::USER_AGENT) {
             builder = builder.header(http::header::USER_AGENT, self.cfg.user_agent.next().as_ref());
         }
@@ -101,7 +101,7 @@ impl Downloader {
             Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
         };
         let cap = self.cfg.max_body_bytes;
-        // reqwest reports a length only when it is not decompressing, so this is the wire size.
+        // The wire size: compressed bodies are capped again, layer by layer, once decoded.
         if let Some(len) = resp.content_length()
             && len as usize > cap
         {
@@ -114,8 +114,22 @@ impl Downloader {
         let status = resp.status();
         let headers = std::mem::take(resp.headers_mut());
         let url = resp.url().clone();
+        let codings = match headers.get(http::header::CONTENT_ENCODING) {
+            Some(v) if self.cfg.decompress => match v.to_str().ok().and_then(decode::codings) {
+                Some(c) => c,
+                None => {
+                    let msg = format!("unsupported Content-Encoding {v:?}");
+                    return Err(FetchError::new(ErrorKind::Decode, msg, req));
+                }
+            },
+            _ => Vec::new(),
+        };
         let body = match read_capped(&mut resp, cap).await {
-            Ok(b) => b,
+            Ok(b) if codings.is_empty() => b,
+            Ok(b) => match decode::decode(b, &codings, cap) {
+                Ok(b) => b,
+                Err((kind, msg)) => return Err(FetchError::new(kind, msg, req)),
+            },
             Err((kind, msg)) => return Err(FetchError::new(kind, msg, req)),
         };
         let ct = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());

@@ -7,6 +7,7 @@
 //! request so that every hop is checked against scope, de-duplication and politeness.
 
 mod config;
+mod decode;
 mod error;
 mod fetch;
 mod user_agent;
