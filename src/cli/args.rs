@@ -25,6 +25,36 @@ pub enum Command {
     Bench(BenchArgs),
     /// Serve the built-in test site (synthetic, or a directory) on 127.0.0.1 until Ctrl-C.
     Testsite(TestsiteArgs),
+    /// Fetch one page and show what a spider file's rules and models make of it.
+    Parse(ParseArgs),
+    /// Fetch one page and try selectors on it, one command per line (type help).
+    Shell(ShellArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ParseArgs {
+    /// The page to fetch.
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The spider file (TOML) whose rules and models to apply.
+    #[arg(long, value_name = "FILE")]
+    pub spider: PathBuf,
+    /// The site to use (default: the one whose seeds share the URL's host, else the first).
+    #[arg(long, value_name = "NAME")]
+    pub site: Option<String>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Replaces `{base}` in the file's seeds.
+    #[arg(long, value_name = "URL")]
+    pub seed_base: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShellArgs {
+    /// The page to fetch.
+    #[arg(value_name = "URL")]
+    pub url: String,
 }
 
 #[derive(Args, Debug, Clone)]

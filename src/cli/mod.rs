@@ -5,7 +5,9 @@ mod args;
 mod bench;
 mod crawl;
 mod logging;
+mod parse_cmd;
 mod progress;
+mod shell;
 mod spider;
 mod testsite;
 
@@ -30,6 +32,8 @@ pub fn main() -> ExitCode {
             Command::Crawl(a) => crawl::run(*a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::Testsite(a) => testsite::run(a).await,
+            Command::Parse(a) => parse_cmd::run(a).await,
+            Command::Shell(a) => shell::run(a).await,
         }
     });
     match result {

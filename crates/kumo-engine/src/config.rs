@@ -42,6 +42,8 @@ pub struct CrawlConfig {
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
     pub error_buffer: usize,
+    /// Hooks called as the crawl runs ([`crate::Listener`]).
+    pub listeners: crate::Listeners,
 }
 
 impl Default for CrawlConfig {
@@ -65,6 +67,7 @@ impl Default for CrawlConfig {
             max_retry_after: Duration::from_secs(120),
             robots: RobotsConfig::default(),
             error_buffer: 1024,
+            listeners: crate::Listeners::default(),
         }
     }
 }

@@ -123,13 +123,15 @@ pub(crate) async fn handle_results(
             Outcome::Failed(e) => {
                 tally.error(Stage::Downloader, e.kind);
                 parts.progress.errors.fetch_add(1, Ordering::Relaxed);
-                parts.errors.send(CrawlError {
+                let err = CrawlError {
                     stage: Stage::Downloader,
                     kind: e.kind,
                     module: e.module.clone(),
                     url: Some(e.request.url.to_string()),
                     message: e.message.clone(),
-                });
+                };
+                cfg.listeners.error(&err);
+                parts.errors.send(err);
                 let retries = if e.kind.is_retryable() { e.request.retries } else { u32::MAX };
                 retry_or_fail(cfg, tally, lease, retries, None, || FailureRecord {
                     url: e.request.url.to_string(),
@@ -165,6 +167,7 @@ pub(crate) async fn handle_results(
     progress.pages.store(tally.pages, Ordering::Relaxed);
     progress.items.store(tally.items, Ordering::Relaxed);
     if !items.is_empty() {
+        cfg.listeners.items(&items);
         // Back-pressure: a slow sink slows the scheduler, which slows leasing.
         let _ = item_tx.send(items).await;
     }
@@ -172,13 +175,15 @@ pub(crate) async fn handle_results(
 
 /// The failure record of a request whose retries all met a retryable status.
 fn tally_failure_status(parts: &Parts, status: u16, url: &kumo_core::Url) -> FailureRecord {
-    parts.errors.send(CrawlError {
+    let err = CrawlError {
         stage: Stage::Downloader,
         kind: ErrorKind::Status,
         module: None,
         url: Some(url.to_string()),
         message: format!("status {status} after {} retries", parts.cfg.max_retries),
-    });
+    };
+    parts.cfg.listeners.error(&err);
+    parts.errors.send(err);
     FailureRecord {
         url: url.to_string(),
         kind: ErrorKind::Status,

@@ -294,7 +294,7 @@ pub(crate) async fn run(
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
     let elapsed = started.elapsed().as_secs_f64();
-    Summary {
+    let summary = Summary {
         status: Status::Stopped,
         stopped_by: cause.unwrap_or(StopCause::Drained),
         seeds: cfg.seeds.iter().map(|u| u.to_string()).collect(),
@@ -324,5 +324,7 @@ pub(crate) async fn run(
                 .collect(),
             pipelines: vec![pipeline_summary],
         },
-    }
+    };
+    cfg.listeners.finish(&summary);
+    summary
 }

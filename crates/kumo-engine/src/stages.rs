@@ -90,7 +90,7 @@ impl DownloadStage {
         // The registrar picks the downloader with the best score for each lease.
         let picked = self.registrar.pick();
         let Some(robots) = &self.robots else {
-            let result = fetch(&picked, lease.request).await;
+            let result = fetch(&self.cfg, &picked, lease.request).await;
             return Handled::Fetched(Fetched { lease: lease.id, result, extra: Vec::new() });
         };
         let check = robots.check(&lease.request, &picked.downloader).await;
@@ -129,12 +129,17 @@ impl DownloadStage {
                 return reply(Outcome::Deferred(spacing), adjust, extra);
             }
         }
-        Handled::Fetched(Fetched { lease: lease.id, result: fetch(&picked, lease.request).await, extra })
+        Handled::Fetched(Fetched {
+            lease: lease.id,
+            result: fetch(&self.cfg, &picked, lease.request).await,
+            extra,
+        })
     }
 }
 
 /// Fetches with a registered downloader and records the outcome for its score.
-async fn fetch(picked: &Registered, req: Request) -> Result<Response, FetchError> {
+async fn fetch(cfg: &CrawlConfig, picked: &Registered, req: Request) -> Result<Response, FetchError> {
+    cfg.listeners.before_fetch(&req);
     let result = picked.downloader.fetch(req).await;
     picked.record(result.is_ok());
     result
@@ -201,6 +206,7 @@ impl ParseStage {
         module: &AnalyzerModule,
         resp: Response,
     ) -> (Outcome, Option<(String, HostAdjustment)>) {
+        self.cfg.listeners.after_fetch(&resp);
         let status = resp.status.as_u16();
         if is_retryable_status(status) {
             let retry_after = retry_after(&resp);
@@ -227,6 +233,10 @@ impl ParseStage {
         };
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
+        }
+        self.cfg.listeners.links_found(&resp.request, &discovered);
+        if !analysis.items.is_empty() {
+            self.cfg.listeners.target_page(&resp);
         }
         // A redirect is a new request (same depth) that goes through scope and
         // de-duplication like any link, so every hop is checked.

@@ -13,6 +13,8 @@ use crate::rules::UrlRules;
 pub struct SiteModel {
     pub model: CompiledModel,
     pub on: UrlRules,
+    /// The model's top-level field names, in order (CSV columns).
+    pub fields: Vec<String>,
 }
 
 /// The request priority of each kind of link (higher is fetched first).

@@ -12,6 +12,7 @@
 pub mod collector;
 pub mod config;
 mod configured;
+mod explain;
 mod rules;
 mod run;
 mod spider;
@@ -19,6 +20,7 @@ mod spider;
 pub use collector::{Collector, Ctx, Element};
 pub use config::{LoadError, LoadOptions, OutputSpec, SiteSpec, SpiderConfigError, SpiderFile};
 pub use configured::{ConfigSpider, Priorities, SiteModel};
+pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches};
 pub use rules::UrlRules;
 pub use run::{SiteRun, open_sinks, run_site, run_sites};
 pub use spider::{Spider, SpiderAnalyzer, crawl, crawl_spider};

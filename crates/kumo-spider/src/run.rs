@@ -24,7 +24,7 @@ pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError
         sinks.push(Box::new(JsonLinesSink::create(p)?));
     }
     if let Some(p) = &o.csv {
-        sinks.push(Box::new(CsvSink::create(p, None)?));
+        sinks.push(Box::new(CsvSink::create(p, csv_columns(site))?));
     }
     if let Some((url, table)) = &o.postgres {
         sinks.push(Box::new(PostgresSink::connect(url, PgSinkConfig::jsonb(table.clone())).await?));
@@ -33,6 +33,22 @@ pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError
         sinks.push(Box::new(JsonLinesSink::stdout()));
     }
     Ok(sinks)
+}
+
+/// CSV columns: `_model`, then every model's fields in order of first appearance; with no
+/// model, the first item's fields.
+fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
+    let models = &site.spider.models;
+    if models.is_empty() {
+        return None;
+    }
+    let mut cols = vec!["_model".to_string()];
+    for f in models.iter().flat_map(|m| &m.fields) {
+        if !cols.contains(f) {
+            cols.push(f.clone());
+        }
+    }
+    Some(cols)
 }
 
 /// Runs one site to its end, its items going through its processors into `sinks`.

@@ -165,7 +165,8 @@ pub(super) fn site(
             processor(p).map_err(|e| lines.error(at, here(&format!("model[{i}].processors[{j}]")), e))?;
             processors.push((Some(model.name.clone()), p.clone()));
         }
-        models.push(SiteModel { model: compiled, on });
+        let fields = model.fields.iter().map(|f| f.name.clone()).collect();
+        models.push(SiteModel { model: compiled, on, fields });
     }
     for (j, p) in raw.processors.iter().enumerate() {
         processor(p.get_ref())

@@ -1,0 +1,163 @@
+//! What a configured site does with one page, rule by rule (for `kumo parse`): which URL rules
+//! match, what each model extracts, which links are followed and at what priority, and the
+//! dig requests. It makes the same decisions as [`ConfigSpider`]'s analysis.
+
+use kumo_core::{Item, Priority, Response};
+use kumo_parse::extract::Document;
+use serde::Serialize;
+
+use crate::ConfigSpider;
+
+/// A site's verdict on one page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageReport {
+    pub site: String,
+    pub url: String,
+    pub status: u16,
+    pub content_type: Option<String>,
+    /// Whether the page is analyzed at all (a successful HTML or JSON response).
+    pub analyzed: bool,
+    pub rules: RuleMatches,
+    pub models: Vec<ModelReport>,
+    pub next_page: Vec<LinkReport>,
+    /// Every link on the page (or in the follow region), followed or not.
+    pub links: Vec<LinkReport>,
+    /// Requests from `dig` fields.
+    pub dig: Vec<LinkReport>,
+}
+
+/// Which of the site's URL rules match the page itself.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RuleMatches {
+    /// A target (item page): models run here. True for every page when no target is set.
+    pub target: bool,
+    pub source: bool,
+    /// `follow.allow` matches.
+    pub follow: bool,
+    /// `follow.deny` matches.
+    pub deny: bool,
+}
+
+/// One model on the page.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelReport {
+    pub name: String,
+    /// Whether the model ran here (the page is a target and the model's `on` matches).
+    pub applies: bool,
+    pub items: Vec<Item>,
+    pub invalid: Vec<InvalidReport>,
+    pub issues: Vec<String>,
+}
+
+/// An item a required field left invalid.
+#[derive(Debug, Clone, Serialize)]
+pub struct InvalidReport {
+    pub item: Item,
+    pub missing: Vec<String>,
+}
+
+/// A link and what the rules make of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkReport {
+    pub url: String,
+    /// The rule that decided: `target`, `source`, `follow`, `deny`, `next_page`, `dig` or
+    /// `none` (no rule follows it).
+    pub rule: &'static str,
+    /// The request priority, `None` when the link is not followed.
+    pub priority: Option<Priority>,
+}
+
+impl ConfigSpider {
+    /// The rule that decides on a link, and the priority it gets (see `link_priority`).
+    pub fn link_rule(&self, url: &str) -> (&'static str, Option<Priority>) {
+        let rule = if self.deny.is_match(url) {
+            "deny"
+        } else if self.targets.is_match(url) {
+            "target"
+        } else if self.sources.is_match(url) {
+            "source"
+        } else if self.link_priority(url).is_some() {
+            "follow"
+        } else {
+            "none"
+        };
+        (rule, self.link_priority(url))
+    }
+
+    /// Explains what the site does with `resp`.
+    pub fn explain(&self, resp: &Response) -> PageReport {
+        let here = resp.url.as_str();
+        let is_json = resp.content_type().is_some_and(|c| c.contains("json"));
+        let analyzed = resp.status.is_success() && (resp.is_html() || is_json);
+        let is_target = self.targets.is_empty() || self.targets.is_match(here);
+        let mut report = PageReport {
+            site: self.name.clone(),
+            url: here.to_string(),
+            status: resp.status.as_u16(),
+            content_type: resp.content_type().map(str::to_string),
+            analyzed,
+            rules: RuleMatches {
+                target: is_target,
+                source: self.sources.is_match(here),
+                follow: self.allow.is_match(here),
+                deny: self.deny.is_match(here),
+            },
+            models: Vec::new(),
+            next_page: Vec::new(),
+            links: Vec::new(),
+            dig: Vec::new(),
+        };
+        if !analyzed {
+            return report;
+        }
+        let body = resp.text();
+        let doc = Document::new(&body, is_json, &resp.url);
+        for m in &self.models {
+            let applies = is_target && (m.on.is_empty() || m.on.is_match(here));
+            let mut mr = ModelReport {
+                name: m.model.name().to_string(),
+                applies,
+                items: Vec::new(),
+                invalid: Vec::new(),
+                issues: Vec::new(),
+            };
+            if applies {
+                let found = m.model.extract_from(&doc);
+                mr.items = found.items;
+                mr.invalid = found
+                    .invalid
+                    .into_iter()
+                    .map(|b| InvalidReport { item: b.item, missing: b.missing })
+                    .collect();
+                mr.issues = found.issues;
+                report.dig.extend(found.dig.into_iter().map(|u| LinkReport {
+                    url: u.to_string(),
+                    rule: "dig",
+                    priority: Some(self.priority.target),
+                }));
+            }
+            report.models.push(mr);
+        }
+        if let Some(next) = &self.next_page {
+            for url in next.extract_from(&doc).dig {
+                let denied = self.deny.is_match(url.as_str());
+                report.next_page.push(LinkReport {
+                    url: url.to_string(),
+                    rule: if denied { "deny" } else { "next_page" },
+                    priority: (!denied).then_some(self.priority.next_page),
+                });
+            }
+        }
+        if resp.is_html() {
+            let links = match &self.restrict {
+                Some(region) => region.extract_from(&doc).dig,
+                None => kumo_parse::extract_links(&resp.body, &resp.url, resp.encoding).links,
+            };
+            for url in links {
+                let (rule, priority) = self.link_rule(url.as_str());
+                report.links.push(LinkReport { url: url.to_string(), rule, priority });
+            }
+        }
+        report
+    }
+}
