@@ -98,7 +98,9 @@ impl Patterns {
     }
 
     fn matches(&self, url: &str) -> bool {
-        self.globs.is_match(url) || self.regexes.is_match(url)
+        // Most crawls set no patterns: skip the regex engine's cache checkout entirely.
+        (!self.globs.is_empty() && self.globs.is_match(url))
+            || (!self.regexes.is_empty() && self.regexes.is_match(url))
     }
 }
 
