@@ -119,6 +119,14 @@ impl fmt::Display for Summary {
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",
             self.retries, self.failed, self.frontier.queued, self.frontier.hosts
         )?;
+        let r = &self.robots;
+        if r.fetched > 0 {
+            writeln!(
+                f,
+                "  robots.txt: {} fetched, {} disallowed, {} unavailable, {} crawl-delays capped",
+                r.fetched, r.disallowed, r.unavailable, r.crawl_delay_capped
+            )?;
+        }
         let all =
             self.modules.downloaders.iter().chain(&self.modules.analyzers).chain(&self.modules.pipelines);
         for m in all {
