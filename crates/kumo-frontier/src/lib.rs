@@ -5,7 +5,8 @@
 //!   completed comes back after its time-to-live, so a dead worker never loses work.
 //! - [`SeenSet`] remembers fingerprints so each request is queued once.
 //! - [`Scope`] decides what may be crawled at all (schemes, domains, depth, URL patterns).
-//! - [`Politeness`] holds the per-host rules (parallelism, delay, random delay) that the
+//! - [`Politeness`] holds the per-host rules (parallelism, delay, random delay, [`RateLimit`]s
+//!   over several windows; matched by glob or regex) that the
 //!   frontier enforces when it hands out work: a worker never sleeps holding a slot.
 //! - [`MemoryFrontier`] and [`MemorySeenSet`] are the in-memory backends; [`conformance`] is the
 //!   test suite every backend must pass.
@@ -27,6 +28,6 @@ pub use frontier::{
     Completion, FailureRecord, Frontier, FrontierStats, HostAdjustment, Lease, LeaseId, PushReport, Readiness,
 };
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
-pub use politeness::{HostPolicy, HostRule, Politeness};
+pub use politeness::{HostPolicy, HostRule, Politeness, RateLimit};
 pub use scope::{Scope, ScopeConfig, ScopeError, UrlPattern};
 pub use seen::{MemorySeenSet, SeenSet};

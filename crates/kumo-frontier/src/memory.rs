@@ -3,7 +3,8 @@
 //! Each host has a queue per priority level, an in-flight count and the instant it may next
 //! be fetched. Hosts with work sit in one of two heaps: `ready` (may be fetched now, ordered by
 //! the priority of their best request, then first come) or `waiting` (ordered by the instant
-//! their politeness delay ends). Heap entries carry the host's generation number; an entry whose
+//! their politeness delay ends or, for rate-limited hosts, a token frees in every window). Heap
+//! entries carry the host's generation number; an entry whose
 //! generation is stale is skipped, which is cheaper than removing it.
 
 use std::cmp::Reverse;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use kumo_core::{ErrorKind, Fingerprint, Priority, Request, StoredRequest};
 
+use crate::politeness::RateLog;
 use crate::{
     Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment, Lease, LeaseId,
     MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
@@ -47,6 +49,8 @@ struct Host {
     in_flight: u32,
     next_at: Instant,
     policy: crate::HostPolicy,
+    /// Sliding-window rate limits; `None` (no cost at all) unless the host's rule has some.
+    rate: Option<Box<RateLog>>,
     generation: u64,
 }
 
@@ -106,7 +110,9 @@ impl State {
             return i;
         }
         let key: Arc<str> = Arc::from(key);
-        let policy = self.cfg.politeness.policy_for(&key);
+        let rule = self.cfg.politeness.rule_for(&key);
+        let policy = rule.map_or(self.cfg.politeness.default, |r| r.policy);
+        let rate = rule.and_then(|r| RateLog::new(r.rate_limits())).map(Box::new);
         self.hosts.push(Host {
             key: key.clone(),
             queues: BTreeMap::new(),
@@ -114,6 +120,7 @@ impl State {
             in_flight: 0,
             next_at: now,
             policy,
+            rate,
             generation: 0,
         });
         let i = self.hosts.len() - 1;
@@ -128,12 +135,17 @@ impl State {
         if h.queued == 0 || h.in_flight >= h.policy.parallelism.max(1) {
             return;
         }
-        if h.next_at <= now {
+        // The host may go when its delay has passed and every rate window has a token.
+        let at = match &h.rate {
+            None => h.next_at,
+            Some(r) => r.next_free().map_or(h.next_at, |t| t.max(h.next_at)),
+        };
+        if at <= now {
             let prio = h.head_priority().unwrap_or_default();
             self.seq += 1;
             self.ready.push((prio, Reverse(self.seq), i, h.generation));
         } else {
-            self.waiting.push(Reverse((h.next_at, i, h.generation)));
+            self.waiting.push(Reverse((at, i, h.generation)));
         }
     }
 
@@ -195,6 +207,9 @@ impl State {
             let h = &mut self.hosts[i];
             let Some(stored) = h.pop() else { continue };
             h.in_flight += 1;
+            if let Some(r) = &mut h.rate {
+                r.record(now);
+            }
             let gap = h.policy.next_gap();
             if !gap.is_zero() {
                 h.next_at = now + gap;
@@ -424,5 +439,82 @@ impl<S: SeenSet> MemoryFrontier<S> {
     /// The hosts known, with their queued counts (for progress displays and tests).
     pub fn host_queues(&self) -> Vec<(Arc<str>, usize)> {
         self.lock().hosts.iter().map(|h| (h.key.clone(), h.queued)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kumo_core::Url;
+
+    use super::*;
+    use crate::{HostPolicy, HostRule, RateLimit};
+
+    fn frontier() -> MemoryFrontier {
+        let open = HostPolicy { parallelism: 100, ..Default::default() };
+        MemoryFrontier::new(MemoryFrontierConfig {
+            politeness: Politeness {
+                default: open,
+                rules: vec![
+                    HostRule::regex(r"^a\.test$", open)
+                        .unwrap()
+                        .with_rate_limits([RateLimit::per_second(2), RateLimit::per_minute(3)]),
+                ],
+            },
+            ..Default::default()
+        })
+    }
+
+    fn push(st: &mut State, url: &str, now: Instant) {
+        st.enqueue(&Request::get(Url::parse(url).unwrap()), now);
+    }
+
+    fn hosts(leases: &[Lease]) -> Vec<String> {
+        leases.iter().map(|l| l.request.url.host_str().unwrap().to_string()).collect()
+    }
+
+    /// With a synthetic clock: the throttled host waits in the heap for the exact instant a
+    /// token frees in every window, and the unlimited host neither waits nor carries a log.
+    #[test]
+    fn throttled_host_waits_for_the_exact_instant() {
+        let f = frontier();
+        let mut st = f.lock();
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        for i in 0..8 {
+            push(&mut st, &format!("http://a.test/{i}"), t0);
+        }
+        for i in 0..5 {
+            push(&mut st, &format!("http://b.test/{i}"), t0);
+        }
+        let b = st.host_ids["b.test"];
+        assert!(st.hosts[b].rate.is_none(), "no rate limits, no bookkeeping");
+        let first = st.lease(100, t0);
+        assert_eq!(hosts(&first).iter().filter(|h| *h == "a.test").count(), 2, "2 per second");
+        assert_eq!(first.len(), 7, "b.test is not held back");
+        assert_eq!(st.readiness(t0), Readiness::At(t0 + s(1)), "the second window frees at 1 s");
+        assert!(st.lease(100, t0 + s(1) - Duration::from_nanos(1)).is_empty());
+        assert_eq!(hosts(&st.lease(100, t0 + s(1))), ["a.test"], "then the minute allows one more");
+        assert_eq!(st.readiness(t0 + s(1)), Readiness::At(t0 + s(60)), "the minute window is full");
+        assert!(st.lease(100, t0 + s(59)).is_empty());
+        assert_eq!(st.lease(100, t0 + s(60)).len(), 2, "two leave the minute at once");
+        assert_eq!(st.readiness(t0 + s(60)), Readiness::At(t0 + s(61)));
+        assert_eq!(st.waiting.len(), 1, "one heap entry per wait, never a poll");
+    }
+
+    /// A pause or delay and a rate limit combine: the later of the two wins.
+    #[test]
+    fn delay_and_rate_limits_combine() {
+        let f = frontier();
+        let mut st = f.lock();
+        let t0 = Instant::now();
+        for i in 0..3 {
+            push(&mut st, &format!("http://a.test/{i}"), t0);
+        }
+        let a = st.host_ids["a.test"];
+        st.hosts[a].next_at = t0 + Duration::from_millis(1500);
+        st.schedule(a, t0);
+        assert_eq!(st.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
+        assert_eq!(st.lease(100, t0 + Duration::from_millis(1500)).len(), 2);
+        assert_eq!(st.readiness(t0), Readiness::At(t0 + Duration::from_millis(2500)));
     }
 }

@@ -1,11 +1,33 @@
-//! Per-host politeness rules: how many requests at once, and how far apart they start.
+//! Per-host politeness rules: how many requests at once, how far apart they start, and how many
+//! may start within given time windows.
 //!
-//! Rules are matched by host glob (Colly's `LimitRule`), first match wins, else the default.
-//! The frontier applies them when it hands out leases, so a rule never costs a worker a sleep.
+//! Rules are matched by host glob (Colly's `LimitRule` with `DomainGlob`) or by regular
+//! expression (Colly's `DomainRegexp`), first match wins, else the default. The frontier applies
+//! them when it hands out leases, so a rule never costs a worker a sleep.
+//!
+//! # Rate limits
+//!
+//! A rule may carry any number of [`RateLimit`]s (say 10 per second *and* 100 per minute). They
+//! are **exact sliding windows** over lease hand-outs: for every limit `max per d`, no interval
+//! of length `d` contains more than `max` lease starts for one host. Formally a lease at `t` is
+//! allowed when fewer than `max` earlier leases of the host lie in `(t - d, t]`, for every
+//! limit at once. A burst of `max` is therefore allowed, after which the host waits until the
+//! oldest lease of a full window leaves it; the frontier parks the host in its `waiting` heap
+//! until exactly that instant (no polling, no sleeping).
+//!
+//! Every lease counts, including one later returned by a retry, a deferral or its expiry: the
+//! count is of hand-outs, which is conservative (a returned lease may or may not have reached
+//! the server). The per-host cost is one log of the most recent lease instants, at most as long
+//! as the largest `max` and trimmed of instants older than the longest window. Hosts whose rule
+//! has no rate limits carry no log at all and pay nothing.
+//!
+//! Rate limits live on [`HostRule`]; to limit every host, add a last rule matching `*`.
 
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
 use globset::{Glob, GlobMatcher};
+use regex::{Regex, RegexBuilder};
 
 /// Limits for one host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,23 +66,133 @@ impl HostPolicy {
     }
 }
 
-/// A host glob (`*.example.com`, `127.0.0.1:*`) with its policy.
+/// At most `max` leases for one host within any interval of length `per` (see the module
+/// documentation for the exact semantics).
+///
+/// Degenerate values are normalized rather than refused: `max == 0` counts as 1 (as a
+/// parallelism of 0 does), a zero `per` imposes nothing, and `per` is capped at 100 years.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RateLimit {
+    pub max: u32,
+    pub per: Duration,
+}
+
+impl RateLimit {
+    /// Longest window honored; longer ones are cut to this (keeps `Instant` arithmetic finite).
+    const MAX_PER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+    pub const fn new(max: u32, per: Duration) -> Self {
+        RateLimit { max, per }
+    }
+
+    pub const fn per_second(max: u32) -> Self {
+        RateLimit::new(max, Duration::from_secs(1))
+    }
+
+    pub const fn per_minute(max: u32) -> Self {
+        RateLimit::new(max, Duration::from_secs(60))
+    }
+
+    pub const fn per_hour(max: u32) -> Self {
+        RateLimit::new(max, Duration::from_secs(3600))
+    }
+
+    /// The limit as enforced, or `None` if it imposes nothing.
+    fn normalized(self) -> Option<RateLimit> {
+        if self.per.is_zero() {
+            return None;
+        }
+        Some(RateLimit { max: self.max.max(1), per: self.per.min(Self::MAX_PER) })
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Matcher {
+    Glob(GlobMatcher),
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn is_match(&self, s: &str) -> bool {
+        match self {
+            Matcher::Glob(g) => g.is_match(s),
+            Matcher::Regex(r) => r.is_match(s),
+        }
+    }
+}
+
+/// A host pattern with its policy and its rate limits.
+///
+/// The pattern is either a glob (`*.example.com`, `127.0.0.1:*`), which must match the whole
+/// host key, or a regular expression, which (as Colly's `DomainRegexp`) matches if it is found
+/// anywhere in the host key: anchor it with `^…$` to match whole keys. Both are
+/// case-insensitive and are tried against `host:port` and against the bare host.
 #[derive(Debug, Clone)]
 pub struct HostRule {
     pattern: String,
-    matcher: GlobMatcher,
+    matcher: Matcher,
     pub policy: HostPolicy,
+    rate_limits: Vec<RateLimit>,
 }
 
 impl HostRule {
+    /// A rule matched by host glob.
     pub fn new(pattern: &str, policy: HostPolicy) -> Result<Self, globset::Error> {
-        let matcher = Glob::new(&pattern.to_ascii_lowercase())?.compile_matcher();
-        Ok(HostRule { pattern: pattern.to_string(), matcher, policy })
+        let matcher = Matcher::Glob(Glob::new(&pattern.to_ascii_lowercase())?.compile_matcher());
+        Ok(HostRule { pattern: pattern.to_string(), matcher, policy, rate_limits: Vec::new() })
+    }
+
+    /// A rule matched by regular expression (unanchored, case-insensitive). An invalid
+    /// expression is an error.
+    pub fn regex(pattern: &str, policy: HostPolicy) -> Result<Self, regex::Error> {
+        let re = RegexBuilder::new(pattern).case_insensitive(true).build()?;
+        Ok(HostRule {
+            pattern: pattern.to_string(),
+            matcher: Matcher::Regex(re),
+            policy,
+            rate_limits: Vec::new(),
+        })
+    }
+
+    /// Adds a rate limit; a rule may carry any number (every one must have a token).
+    pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limits.push(limit);
+        self
+    }
+
+    /// Adds several rate limits.
+    pub fn with_rate_limits(mut self, limits: impl IntoIterator<Item = RateLimit>) -> Self {
+        self.rate_limits.extend(limits);
+        self
     }
 
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
+
+    /// Whether the pattern is a regular expression (else a glob).
+    pub fn is_regex(&self) -> bool {
+        matches!(self.matcher, Matcher::Regex(_))
+    }
+
+    pub fn rate_limits(&self) -> &[RateLimit] {
+        &self.rate_limits
+    }
+
+    /// Whether the rule applies to `host_key` (`host[:port]`).
+    pub fn matches(&self, host_key: &str) -> bool {
+        self.matcher.is_match(host_key) || {
+            let bare = bare_host(host_key);
+            bare.len() != host_key.len() && self.matcher.is_match(bare)
+        }
+    }
+}
+
+/// `host` from `host:port` (a numeric port only; IPv6 literals keep their brackets).
+fn bare_host(host_key: &str) -> &str {
+    host_key
+        .rsplit_once(':')
+        .map_or(host_key, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { host_key })
 }
 
 /// The default policy and the host rules.
@@ -71,15 +203,72 @@ pub struct Politeness {
 }
 
 impl Politeness {
-    /// The policy for `host_key` (`host[:port]`): the first rule matching it, else the default.
+    /// The first rule matching `host_key` (`host[:port]`), if any.
+    pub fn rule_for(&self, host_key: &str) -> Option<&HostRule> {
+        self.rules.iter().find(|r| r.matches(host_key))
+    }
+
+    /// The policy for `host_key`: the first rule matching it, else the default.
     pub fn policy_for(&self, host_key: &str) -> HostPolicy {
-        let bare = host_key
-            .rsplit_once(':')
-            .map_or(host_key, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { host_key });
-        self.rules
+        self.rule_for(host_key).map_or(self.default, |r| r.policy)
+    }
+
+    /// The rate limits for `host_key`: those of the first matching rule (none by default).
+    pub fn rate_limits_for(&self, host_key: &str) -> &[RateLimit] {
+        self.rule_for(host_key).map_or(&[], |r| r.rate_limits())
+    }
+}
+
+/// One host's sliding-window state for its rate limits: the instants of its most recent leases.
+///
+/// A single log serves every window, since all count the same events: window `i` is full when
+/// the `max_i`-th most recent lease is less than `per_i` ago.
+#[derive(Debug, Clone)]
+pub(crate) struct RateLog {
+    /// Normalized, non-empty.
+    limits: Box<[RateLimit]>,
+    /// Most recent last; at most `cap` long.
+    log: VecDeque<Instant>,
+    cap: usize,
+    longest: Duration,
+}
+
+impl RateLog {
+    /// The state for `limits`, or `None` if they impose nothing (the frontier then skips all
+    /// rate bookkeeping for the host).
+    pub(crate) fn new(limits: &[RateLimit]) -> Option<Self> {
+        let limits: Box<[RateLimit]> = limits.iter().filter_map(|l| l.normalized()).collect();
+        let cap = limits.iter().map(|l| l.max as usize).max()?;
+        let longest = limits.iter().map(|l| l.per).max()?;
+        Some(RateLog { limits, log: VecDeque::with_capacity(cap.min(64)), cap, longest })
+    }
+
+    /// The earliest instant at which every window has a token, or `None` if they all have one
+    /// whatever the time. Depends only on the recorded leases, so it stays valid until the next.
+    pub(crate) fn next_free(&self) -> Option<Instant> {
+        let len = self.log.len();
+        self.limits
             .iter()
-            .find(|r| r.matcher.is_match(host_key) || r.matcher.is_match(bare))
-            .map_or(self.default, |r| r.policy)
+            .filter(|l| len >= l.max as usize)
+            .map(|l| self.log[len - l.max as usize] + l.per)
+            .max()
+    }
+
+    /// Records a lease handed out at `now`.
+    pub(crate) fn record(&mut self, now: Instant) {
+        // Instants no window can reach again are forgotten.
+        while self.log.front().is_some_and(|&t| t + self.longest <= now) {
+            self.log.pop_front();
+        }
+        if self.log.len() == self.cap {
+            self.log.pop_front();
+        }
+        self.log.push_back(now);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.log.len()
     }
 }
 
@@ -116,5 +305,136 @@ mod tests {
             // 10 ms delay + 0.5 ms margin + [0, 5) ms random.
             assert!(g >= Duration::from_micros(10_500) && g < Duration::from_micros(15_500), "{g:?}");
         }
+    }
+
+    #[test]
+    fn regex_rules_match_beside_globs_first_match_wins() {
+        let a = HostPolicy { parallelism: 1, ..Default::default() };
+        let b = HostPolicy { parallelism: 2, ..Default::default() };
+        let c = HostPolicy { parallelism: 3, ..Default::default() };
+        let p = Politeness {
+            default: HostPolicy::default(),
+            rules: vec![
+                HostRule::regex(r"^(www|api)\.example\.(com|org)$", a).unwrap(),
+                HostRule::new("*.example.com", b).unwrap(),
+                HostRule::regex(r"\d+\.\d+\.\d+\.\d+", c).unwrap(),
+            ],
+        };
+        assert!(p.rules[0].is_regex() && !p.rules[1].is_regex());
+        assert_eq!(p.policy_for("www.example.com"), a);
+        assert_eq!(p.policy_for("API.example.org"), a, "case-insensitive");
+        assert_eq!(p.policy_for("api.example.org:8443"), a, "tried against the bare host too");
+        assert_eq!(p.policy_for("cdn.example.com"), b, "the regex does not match, the glob does");
+        assert_eq!(p.policy_for("127.0.0.1:8080"), c, "unanchored, like Colly's DomainRegexp");
+        assert_eq!(p.policy_for("example.net"), HostPolicy::default());
+        assert_eq!(p.rules[0].pattern(), r"^(www|api)\.example\.(com|org)$");
+    }
+
+    #[test]
+    fn invalid_regex_is_an_error() {
+        assert!(HostRule::regex("(unclosed", HostPolicy::default()).is_err());
+        assert!(HostRule::regex("a{99999999}", HostPolicy::default()).is_err());
+        assert!(HostRule::new("[", HostPolicy::default()).is_err(), "and an invalid glob too");
+    }
+
+    #[test]
+    fn rate_limits_belong_to_the_matching_rule() {
+        let p = Politeness {
+            default: HostPolicy::default(),
+            rules: vec![
+                HostRule::regex(r"^a\.test$", HostPolicy::default())
+                    .unwrap()
+                    .with_rate_limits([RateLimit::per_second(10), RateLimit::per_minute(100)]),
+                HostRule::new("*", HostPolicy::default()).unwrap().with_rate_limit(RateLimit::per_hour(5)),
+            ],
+        };
+        assert_eq!(p.rate_limits_for("a.test"), &[RateLimit::per_second(10), RateLimit::per_minute(100)]);
+        assert_eq!(p.rate_limits_for("b.test"), &[RateLimit::per_hour(5)]);
+        assert!(Politeness::default().rate_limits_for("a.test").is_empty());
+    }
+
+    #[test]
+    fn rate_log_is_absent_when_nothing_is_limited() {
+        assert!(RateLog::new(&[]).is_none());
+        assert!(RateLog::new(&[RateLimit::new(5, Duration::ZERO)]).is_none(), "a zero window limits nothing");
+        let log = RateLog::new(&[RateLimit::new(0, Duration::from_secs(1))]).unwrap();
+        assert_eq!(log.limits[0].max, 1, "max 0 counts as 1");
+    }
+
+    /// Replays a lease schedule against a log: each lease goes out at the earliest allowed
+    /// instant at or after its wish and the previous lease (time only moves forward).
+    fn replay(log: &mut RateLog, wishes: &[Duration], t0: Instant) -> Vec<Duration> {
+        let mut last = t0;
+        wishes
+            .iter()
+            .map(|&w| {
+                let earliest = last.max(t0 + w);
+                let at = log.next_free().map_or(earliest, |f| f.max(earliest));
+                log.record(at);
+                last = at;
+                at - t0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_window_must_have_a_token() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        // 4 per 100 ms and 6 per 400 ms, ten leases wanted at once.
+        let mut log = RateLog::new(&[RateLimit::new(4, ms(100)), RateLimit::new(6, ms(400))]).unwrap();
+        assert_eq!(log.next_free(), None);
+        let got = replay(&mut log, &[Duration::ZERO; 10], t0);
+        let want = [0, 0, 0, 0, 100, 100, 400, 400, 400, 400].map(ms);
+        assert_eq!(got, want, "a burst of 4, then 2 more when the short window frees, then the long one");
+        assert_eq!(
+            log.next_free(),
+            Some(t0 + ms(500)),
+            "the 6th most recent + 400 ms, and 4 per 100 ms is free"
+        );
+    }
+
+    #[test]
+    fn sliding_windows_hold_for_arbitrary_schedules() {
+        let t0 = Instant::now();
+        let limits = [
+            RateLimit::new(3, Duration::from_millis(70)),
+            RateLimit::new(5, Duration::from_millis(200)),
+            RateLimit::new(9, Duration::from_millis(1000)),
+        ];
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut log = RateLog::new(&limits).unwrap();
+        let mut wish = Duration::ZERO;
+        let wishes: Vec<Duration> = (0..500)
+            .map(|_| {
+                wish += Duration::from_millis(rng.u64(0..120));
+                wish
+            })
+            .collect();
+        let got = replay(&mut log, &wishes, t0);
+        assert!(log.len() <= 9, "the log never outgrows the largest max");
+        for l in limits {
+            for (i, w) in got.windows(l.max as usize + 1).enumerate() {
+                assert!(w[l.max as usize] - w[0] >= l.per, "{l:?} exceeded at lease {i}: {w:?}");
+            }
+        }
+        // And none waited longer than needed: each lease either went at its wish or exactly
+        // when some window freed.
+        for (k, (&g, &w)) in got.iter().zip(&wishes).enumerate() {
+            let freed = limits.iter().any(|l| k >= l.max as usize && got[k - l.max as usize] + l.per == g);
+            let prev = if k == 0 { Duration::ZERO } else { got[k - 1] };
+            assert!(g == w.max(prev) || freed, "lease {k} at {g:?} (wished {w:?}) waited for nothing");
+        }
+    }
+
+    #[test]
+    fn old_instants_are_forgotten() {
+        let t0 = Instant::now();
+        let mut log = RateLog::new(&[RateLimit::new(100, Duration::from_millis(10))]).unwrap();
+        for k in 0..50 {
+            log.record(t0 + Duration::from_millis(k));
+        }
+        assert!(log.len() <= 11, "only the last 10 ms are kept: {}", log.len());
+        assert_eq!(log.next_free(), None);
     }
 }
