@@ -139,3 +139,22 @@ async fn bench_crawls_the_synthetic_site_and_reports() {
         assert!(text.contains(label), "{label} in {text}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_hold_from_the_servers_side() {
+    let server =
+        ServerBuilder::new().synthetic(SiteConfig { pages: 30, ..Default::default() }).start().await.unwrap();
+    let o =
+        kumo(&["crawl", &server.url("/index.html"), "--rate-limit", "5/200ms", "--max-pages", "12", "-q"])
+            .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hits = server.hits();
+    // No 200 ms stretch holds more than 5 requests.
+    for (i, h) in hits.iter().enumerate() {
+        let in_window =
+            hits[i..].iter().take_while(|x| x.at.duration_since(h.at) < Duration::from_millis(200)).count();
+        assert!(in_window <= 5, "{in_window} requests within 200 ms");
+    }
+    let o = kumo(&["crawl", &server.url("/"), "--rate-limit", "ten/s"]).await;
+    assert!(stderr(&o).contains("expected MAX/PERIOD"), "{}", stderr(&o));
+}

@@ -92,6 +92,10 @@ pub struct CrawlArgs {
     /// A random extra of up to this many milliseconds on each delay.
     #[arg(long, default_value_t = 0, value_name = "MS")]
     pub random_delay_ms: u64,
+    /// At most MAX requests per PERIOD to each host, e.g. 10/s, 100/min, 1000/h (repeatable:
+    /// every window holds at once).
+    #[arg(long = "rate-limit", value_name = "MAX/PERIOD")]
+    pub rate_limits: Vec<String>,
     /// Stop after this many fetches; 0 means no limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_pages: u64,

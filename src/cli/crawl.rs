@@ -9,7 +9,10 @@ use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
 use kumo_engine::{CrawlConfig, Engine, RobotsConfig, StopMode, Summary};
-use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness, ScopeConfig, UrlPattern};
+use kumo_frontier::{
+    HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
+    UrlPattern,
+};
 use kumo_pipeline::{JsonLinesSink, Sink};
 
 use super::args::CrawlArgs;
@@ -29,6 +32,29 @@ pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
             Ok(url)
         })
         .collect()
+}
+
+/// Reads `10/s`, `100/min`, `5/2s`, `1000/h` as a rate limit.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0.0)` also refuses NaN
+fn parse_rate(s: &str) -> Result<RateLimit> {
+    let bad = || anyhow::anyhow!("--rate-limit {s:?}: expected MAX/PERIOD such as 10/s, 100/min or 5/2s");
+    let (max, period) = s.split_once('/').ok_or_else(bad)?;
+    let max: u32 = max.trim().parse().map_err(|_| bad())?;
+    let period = period.trim();
+    let split = period.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(period.len());
+    let (count, unit) = period.split_at(split);
+    let count: f64 = if count.is_empty() { 1.0 } else { count.parse().map_err(|_| bad())? };
+    let unit_secs = match unit {
+        "ms" => 0.001,
+        "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" | "hour" => 3600.0,
+        _ => return Err(bad()),
+    };
+    if max == 0 || !(count > 0.0) {
+        return Err(bad());
+    }
+    Ok(RateLimit::new(max, Duration::from_secs_f64(count * unit_secs)))
 }
 
 /// Builds the crawl settings from the command line.
@@ -61,6 +87,16 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         ..Default::default()
     };
     let sitemaps = parse_seeds(&a.sitemaps)?;
+    let default_policy = HostPolicy {
+        parallelism: a.per_host,
+        delay: Duration::from_millis(a.delay_ms),
+        random_delay: Duration::from_millis(a.random_delay_ms),
+    };
+    let mut rules = Vec::new();
+    if !a.rate_limits.is_empty() {
+        let limits = a.rate_limits.iter().map(|r| parse_rate(r)).collect::<Result<Vec<_>>>()?;
+        rules.push(HostRule::new("*", default_policy)?.with_rate_limits(limits));
+    }
     Ok(CrawlConfig {
         seeds,
         sitemaps,
@@ -77,14 +113,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         canonical: CanonicalOptions { sort_query: a.sort_query, strip_params: a.strip_params.clone() },
         dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },
         concurrency: a.concurrency,
-        politeness: Politeness {
-            default: HostPolicy {
-                parallelism: a.per_host,
-                delay: Duration::from_millis(a.delay_ms),
-                random_delay: Duration::from_millis(a.random_delay_ms),
-            },
-            rules: vec![],
-        },
+        politeness: Politeness { default: default_policy, rules },
         downloader,
         proxies: a.proxies.clone(),
         max_pages: a.max_pages,

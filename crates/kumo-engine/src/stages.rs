@@ -125,7 +125,9 @@ impl DownloadStage {
             // The host was just sent its robots.txt request: if it wants requests spaced,
             // this one waits its turn in the frontier rather than here.
             let spacing = self.cfg.politeness.policy_for(&host).delay.max(crawl_delay.unwrap_or_default());
-            if !spacing.is_zero() {
+            // A rate-limited host counts the robots.txt request's lease too: the page goes
+            // back for a lease of its own.
+            if !spacing.is_zero() || !self.cfg.politeness.rate_limits_for(&host).is_empty() {
                 return reply(Outcome::Deferred(spacing), adjust, extra);
             }
         }

@@ -491,13 +491,15 @@ mod tests {
         let first = st.lease(100, t0);
         assert_eq!(hosts(&first).iter().filter(|h| *h == "a.test").count(), 2, "2 per second");
         assert_eq!(first.len(), 7, "b.test is not held back");
-        assert_eq!(st.readiness(t0), Readiness::At(t0 + s(1)), "the second window frees at 1 s");
-        assert!(st.lease(100, t0 + s(1) - Duration::from_nanos(1)).is_empty());
-        assert_eq!(hosts(&st.lease(100, t0 + s(1))), ["a.test"], "then the minute allows one more");
-        assert_eq!(st.readiness(t0 + s(1)), Readiness::At(t0 + s(60)), "the minute window is full");
+        // Windows are widened by 5 %, at most 20 ms: 1 s → 1.02 s, 60 s → 60.02 s.
+        let ms = Duration::from_millis;
+        assert_eq!(st.readiness(t0), Readiness::At(t0 + ms(1020)), "the second window frees at 1.02 s");
+        assert!(st.lease(100, t0 + ms(1020) - Duration::from_nanos(1)).is_empty());
+        assert_eq!(hosts(&st.lease(100, t0 + ms(1020))), ["a.test"], "then the minute allows one more");
+        assert_eq!(st.readiness(t0 + ms(1020)), Readiness::At(t0 + ms(60_020)), "the minute window is full");
         assert!(st.lease(100, t0 + s(59)).is_empty());
-        assert_eq!(st.lease(100, t0 + s(60)).len(), 2, "two leave the minute at once");
-        assert_eq!(st.readiness(t0 + s(60)), Readiness::At(t0 + s(61)));
+        assert_eq!(st.lease(100, t0 + ms(60_020)).len(), 2, "two leave the minute at once");
+        assert_eq!(st.readiness(t0 + ms(60_020)), Readiness::At(t0 + ms(61_040)));
         assert_eq!(st.waiting.len(), 1, "one heap entry per wait, never a poll");
     }
 
@@ -515,6 +517,10 @@ mod tests {
         st.schedule(a, t0);
         assert_eq!(st.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
         assert_eq!(st.lease(100, t0 + Duration::from_millis(1500)).len(), 2);
-        assert_eq!(st.readiness(t0), Readiness::At(t0 + Duration::from_millis(2500)));
+        assert_eq!(
+            st.readiness(t0),
+            Readiness::At(t0 + Duration::from_millis(2520)),
+            "1.5 s + the 1.02 s window"
+        );
     }
 }
