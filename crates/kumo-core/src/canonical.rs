@@ -85,6 +85,14 @@ fn normalize_escapes(s: &str, out: &mut String) {
             i += 3;
             continue;
         }
+        // A `%` that starts no escape is written as `%25`: left bare, a decoded character
+        // after it could complete an escape (`%0%61` → `%0a`) and canonical forms would not
+        // be stable.
+        if b[i] == b'%' {
+            out.push_str("%25");
+            i += 1;
+            continue;
+        }
         // `s` comes from a parsed Url, so it is ASCII; copy one char at a time regardless.
         let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
         out.push(ch);
@@ -127,8 +135,9 @@ mod tests {
         assert_eq!(canon("http://h/%7euser/%41b"), "http://h/~user/Ab");
         assert_eq!(canon("http://h/a%2fb"), "http://h/a%2Fb");
         assert_eq!(canon("http://h/?q=a%2bb"), "http://h/?q=a%2Bb");
-        assert_eq!(canon("http://h/%"), "http://h/%");
-        assert_eq!(canon("http://h/%4"), "http://h/%4");
+        assert_eq!(canon("http://h/%"), "http://h/%25");
+        assert_eq!(canon("http://h/%4"), "http://h/%254");
+        assert_eq!(canon("http://h/%0%61"), canon(&canon("http://h/%0%61")), "stable");
     }
 
     #[test]

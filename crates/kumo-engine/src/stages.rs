@@ -86,7 +86,8 @@ pub(crate) struct DownloadStage {
 impl DownloadStage {
     /// Handles one lease: robots.txt first, then the fetch. Returns the fetch for the
     /// parsers, or what goes to the scheduler directly (robots outcomes).
-    pub async fn handle(&self, lease: Lease) -> Handled {
+    pub async fn handle(&self, mut lease: Lease) -> Handled {
+        self.add_rule_headers(&mut lease.request);
         // The registrar picks the downloader with the best score for each lease.
         let picked = self.registrar.pick();
         let Some(robots) = &self.robots else {
@@ -145,6 +146,25 @@ async fn fetch(cfg: &CrawlConfig, picked: &Registered, req: Request) -> Result<R
     let result = picked.downloader.fetch(req).await;
     picked.record(result.is_ok());
     result
+}
+
+impl DownloadStage {
+    /// Adds the headers of the limit rule matching the request's host, unless the request
+    /// sets them itself.
+    fn add_rule_headers(&self, req: &mut Request) {
+        if self.cfg.politeness.rules.is_empty() {
+            return;
+        }
+        let Some(rule) = self.cfg.politeness.rule_for(&req.host_key()) else { return };
+        for (name, value) in rule.headers() {
+            if let (Ok(n), Ok(v)) =
+                (http::HeaderName::from_bytes(name.as_bytes()), http::HeaderValue::from_str(value))
+                && !req.headers.contains_key(&n)
+            {
+                req.headers.insert(n, v);
+            }
+        }
+    }
 }
 
 /// Where a downloader task sends what it did with a lease.

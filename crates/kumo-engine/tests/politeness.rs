@@ -230,3 +230,21 @@ async fn per_host_politeness_across_hosts() {
     let fast_span = fast_end.duration_since(fast.hits()[0].at);
     assert!(fast_span < Duration::from_millis(1000), "fast host crawled at full speed ({fast_span:?})");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rule_headers_go_with_every_request_to_matching_hosts() {
+    let server = ServerBuilder::new()
+        .fixture("/", Fixture::html(&links(&["/a"])))
+        .fixture("/a", Fixture::html("a"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    let rule =
+        HostRule::new("127.0.0.1:*", HostPolicy::default()).unwrap().with_header("user-agent", "rule-agent");
+    cfg.politeness.rules = vec![rule];
+    crawl(cfg).await;
+    let agents: Vec<String> = server.hits().into_iter().map(|h| h.user_agent.unwrap_or_default()).collect();
+    assert_eq!(agents, ["rule-agent", "rule-agent"]);
+}

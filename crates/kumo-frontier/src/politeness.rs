@@ -136,13 +136,21 @@ pub struct HostRule {
     matcher: Matcher,
     pub policy: HostPolicy,
     rate_limits: Vec<RateLimit>,
+    /// Headers sent with every request to a matching host (unless the request has its own).
+    headers: Vec<(String, String)>,
 }
 
 impl HostRule {
     /// A rule matched by host glob.
     pub fn new(pattern: &str, policy: HostPolicy) -> Result<Self, globset::Error> {
         let matcher = Matcher::Glob(Glob::new(&pattern.to_ascii_lowercase())?.compile_matcher());
-        Ok(HostRule { pattern: pattern.to_string(), matcher, policy, rate_limits: Vec::new() })
+        Ok(HostRule {
+            pattern: pattern.to_string(),
+            matcher,
+            policy,
+            rate_limits: Vec::new(),
+            headers: Vec::new(),
+        })
     }
 
     /// A rule matched by regular expression (unanchored, case-insensitive). An invalid
@@ -154,6 +162,7 @@ impl HostRule {
             matcher: Matcher::Regex(re),
             policy,
             rate_limits: Vec::new(),
+            headers: Vec::new(),
         })
     }
 
@@ -167,6 +176,16 @@ impl HostRule {
     pub fn with_rate_limits(mut self, limits: impl IntoIterator<Item = RateLimit>) -> Self {
         self.rate_limits.extend(limits);
         self
+    }
+
+    /// Adds a header sent with every request to a matching host.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
     }
 
     pub fn pattern(&self) -> &str {
