@@ -166,15 +166,20 @@ impl RobotsCache {
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
         let allow = || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new() };
-        let Some(robots) = robots_url(&req.url) else { return allow() };
-        if req.url.path() == "/robots.txt" {
+        // Checked on every request: the origin key is all it needs unless rules must be fetched.
+        let url = &req.url;
+        if !matches!(url.scheme(), "http" | "https")
+            || url.host_str().is_none()
+            || url.path() == "/robots.txt"
+        {
             return allow();
         }
-        let origin = robots.origin().ascii_serialization();
+        let origin = url.origin().ascii_serialization();
         let (slot, streak) = self.slot(&origin);
         let was_known = slot.initialized();
         let entry = slot
             .get_or_try_init(|| async {
+                let robots = robots_url(url).ok_or(())?;
                 match self.fetch(&robots, dl).await {
                     Some(answer) => {
                         let unavailable_streak =

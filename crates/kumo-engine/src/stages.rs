@@ -105,16 +105,17 @@ impl DownloadStage {
                 admit(&self.scope, &self.cfg, r, &mut extra, &mut skips);
             }
         }
-        let host = lease.request.host_key();
         let crawl_delay = check.fresh.flatten();
-        let adjust = crawl_delay.map(|d| (host.clone(), HostAdjustment { min_delay: Some(d), pause: None }));
+        let adjust = crawl_delay
+            .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), pause: None }));
         let reply =
             |outcome, adjust, extra| Handled::Report(PageResult { lease: lease.id, outcome, adjust, extra });
         match check.decision {
             Decision::Allow => {}
             Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust, extra),
             Decision::Unavailable(wait) => {
-                let pause = Some((host, HostAdjustment { pause: Some(wait), min_delay: None }));
+                let pause =
+                    Some((lease.request.host_key(), HostAdjustment { pause: Some(wait), min_delay: None }));
                 return reply(Outcome::Deferred(wait), pause, extra);
             }
             Decision::GiveUp => {
@@ -125,6 +126,7 @@ impl DownloadStage {
         if check.fresh.is_some() {
             // The host was just sent its robots.txt request: if it wants requests spaced,
             // this one waits its turn in the frontier rather than here.
+            let host = lease.request.host_key();
             let spacing = self.cfg.politeness.policy_for(&host).delay.max(crawl_delay.unwrap_or_default());
             // A rate-limited host counts the robots.txt request's lease too: the page goes
             // back for a lease of its own.
