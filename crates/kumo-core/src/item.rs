@@ -1,10 +1,10 @@
 //! A scraped record: named JSON values, in the order the spider produced them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// One scraped record. Field order is kept (sinks such as CSV rely on it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Item(pub Map<String, Value>);
 

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use kumo_downloader::{BuildError, Downloader, DownloaderConfig};
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
-use kumo_pipeline::{Pipeline, Sink};
+use kumo_pipeline::{ItemJournal, Pipeline, Sink};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::analyze::{Analyzer, PageAnalyzer};
 use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
-use crate::run::{AnalyzerModule, Parts, run, seed};
+use crate::run::{AnalyzerModule, Parts, open_pipeline, run, seed};
 use crate::{
     ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
 };
@@ -41,6 +41,8 @@ pub enum EngineError {
     Frontier(#[from] FrontierError),
     #[error("the engine is not running")]
     NotRunning,
+    #[error("cannot open the outputs: {0}")]
+    Pipeline(String),
 }
 
 /// Stops a running engine from anywhere (a signal handler, a status endpoint).
@@ -78,6 +80,9 @@ pub struct Engine {
     stop_tx: Arc<watch::Sender<Option<StopMode>>>,
     running: Option<JoinHandle<(Parts, Summary)>>,
     registrar: Option<Arc<Registrar>>,
+    journal: Option<Arc<dyn ItemJournal>>,
+    /// The sinks are opened (fresh or resumed) once per initialization, on the first start.
+    pipeline_opened: bool,
 }
 
 impl Default for Engine {
@@ -97,7 +102,17 @@ impl Engine {
             stop_tx: Arc::new(stop_tx),
             running: None,
             registrar: None,
+            journal: None,
+            pipeline_opened: false,
         }
+    }
+
+    /// Makes the pipeline resume from and checkpoint to `journal` (the durable store's item
+    /// journal, normally the same object as the frontier), so outputs survive a crash with
+    /// every item exactly once. Takes effect at the next `init`.
+    pub fn with_journal(mut self, journal: Arc<dyn ItemJournal>) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     pub fn status(&self) -> Status {
@@ -177,12 +192,14 @@ impl Engine {
             analyzer,
             analyzer_modules,
             pipeline: std::sync::Mutex::new(Some(Pipeline::new(1, sinks, false))),
+            journal: self.journal.clone(),
             errors: Arc::new(errors),
             progress: self.progress.clone(),
             status: self.status.clone(),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);
+        self.pipeline_opened = false;
         Ok(())
     }
 
@@ -212,6 +229,14 @@ impl Engine {
             self.status.set(from);
             return Err(EngineError::NotRunning);
         };
+        if !self.pipeline_opened {
+            if let Err(e) = open_pipeline(&parts).await {
+                self.parts = Some(parts);
+                self.status.set(from);
+                return Err(EngineError::Pipeline(e));
+            }
+            self.pipeline_opened = true;
+        }
         let mut skips = BTreeMap::new();
         if let Err(e) = seed(&parts, &mut skips).await {
             self.parts = Some(parts);

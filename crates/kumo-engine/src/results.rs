@@ -6,15 +6,17 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
 use kumo_core::{ErrorKind, Item, SkipReason, Stage};
-use kumo_frontier::{Completion, FailureRecord};
+use kumo_frontier::{Commit, Completion, FailureRecord};
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::run::Parts;
 use crate::stages::{Outcome, PageResult};
 use crate::{CrawlConfig, CrawlError};
 
-/// Counts the scheduler keeps while it runs.
-#[derive(Default)]
+/// Counts the scheduler keeps while it runs. A durable frontier saves them with every commit,
+/// so a resumed crawl's summary counts every page once, whichever run fetched it.
+#[derive(Default, Clone, Serialize, Deserialize)]
 pub(crate) struct Tally {
     pub pages: u64,
     pub bytes: u64,
@@ -36,6 +38,19 @@ impl Tally {
             *self.skipped.entry(reason).or_default() += n;
         }
     }
+
+    /// The saved counters of an earlier run; unreadable ones count from zero (they are
+    /// counters, not work: nothing is lost).
+    pub fn restore(bytes: &[u8]) -> Self {
+        serde_json::from_slice(bytes).unwrap_or_default()
+    }
+}
+
+/// Items committed by one scheduler step, for the pipeline; `journaled_to` is the journal
+/// number of the last one when the frontier journals items.
+pub(crate) struct ItemBatch {
+    pub items: Vec<Item>,
+    pub journaled_to: Option<u64>,
 }
 
 /// Exponential back-off with jitter: `base · 2^attempt`, times a random factor in [0.5, 1.5)
@@ -82,7 +97,7 @@ pub(crate) async fn handle_results(
     parts: &Parts,
     batch: Vec<PageResult>,
     tally: &mut Tally,
-    item_tx: &mpsc::Sender<Vec<Item>>,
+    item_tx: &mpsc::Sender<ItemBatch>,
 ) {
     let cfg = &*parts.cfg;
     let mut completions = Vec::with_capacity(batch.len());
@@ -151,25 +166,35 @@ pub(crate) async fn handle_results(
         completions.push(completion);
     }
     let progress = &parts.progress;
-    if !extra.is_empty() {
-        match parts.frontier.push(extra).await {
-            Ok(report) => tally.skip(SkipReason::Seen, report.seen as u64),
-            Err(e) => storage_error(parts, tally, e),
+    // One atomic commit: acks, discoveries, retries, failures, the items and the counters.
+    let snapshot = tally.clone();
+    let counters: kumo_frontier::CountersFn = Box::new(move |pushed| {
+        let mut t = snapshot;
+        t.skip(SkipReason::Seen, pushed.seen as u64);
+        serde_json::to_vec(&t).unwrap_or_default()
+    });
+    let commit = Commit { pushes: extra, completions, items, counters: Some(counters) };
+    let batch = match parts.frontier.commit(commit).await {
+        Ok(report) => {
+            tally.skip(SkipReason::Seen, report.pushed.seen as u64);
+            let items = report.items;
+            (!items.is_empty() || report.journaled_to.is_some())
+                .then_some(ItemBatch { items, journaled_to: report.journaled_to })
         }
-    }
-    match parts.frontier.complete(completions).await {
-        Ok(report) => tally.skip(SkipReason::Seen, report.seen as u64),
-        Err(e) => storage_error(parts, tally, e),
-    }
+        Err(e) => {
+            storage_error(parts, tally, e);
+            None
+        }
+    };
     if let Ok(stats) = parts.frontier.stats().await {
         progress.queued.store(stats.queued as u64, Ordering::Relaxed);
     }
     progress.pages.store(tally.pages, Ordering::Relaxed);
     progress.items.store(tally.items, Ordering::Relaxed);
-    if !items.is_empty() {
-        cfg.listeners.items(&items);
+    if let Some(batch) = batch {
+        cfg.listeners.items(&batch.items);
         // Back-pressure: a slow sink slows the scheduler, which slows leasing.
-        let _ = item_tx.send(items).await;
+        let _ = item_tx.send(batch).await;
     }
 }
 

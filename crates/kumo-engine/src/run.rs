@@ -19,17 +19,16 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kumo_core::{
-    ErrorKind, Item, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, RequestKind, SkipReason,
-    Stage,
+    ErrorKind, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, RequestKind, SkipReason, Stage,
 };
 use kumo_frontier::{Frontier, FrontierStats, Lease, Readiness, Scope};
-use kumo_pipeline::Pipeline;
+use kumo_pipeline::{ItemJournal, Pipeline};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
 use crate::registrar::Registrar;
-use crate::results::{Tally, handle_results, storage_error};
+use crate::results::{ItemBatch, Tally, handle_results, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
@@ -47,6 +46,8 @@ pub(crate) struct Parts {
     pub analyzer_modules: Vec<Arc<AnalyzerModule>>,
     /// Taken by a run and put back at its end. A mutex only so `Parts` is `Sync`.
     pub pipeline: std::sync::Mutex<Option<Pipeline>>,
+    /// The durable item journal the pipeline checkpoints against, if the frontier keeps one.
+    pub journal: Option<Arc<dyn ItemJournal>>,
     pub errors: Arc<ErrorStream>,
     pub progress: Arc<Progress>,
     pub status: Arc<StatusCell>,
@@ -90,6 +91,75 @@ pub(crate) async fn seed(
     Ok(())
 }
 
+/// Commits pipeline checkpoints to the journal: at most every `EVERY`, and at the end. Between
+/// two, items are safe in the journal and are replayed after a crash.
+struct Checkpoints {
+    journal: Option<Arc<dyn ItemJournal>>,
+    consumed: Option<u64>,
+    committed: Option<u64>,
+    last: Instant,
+}
+
+impl Checkpoints {
+    const EVERY: Duration = Duration::from_millis(200);
+
+    fn new(journal: Option<Arc<dyn ItemJournal>>) -> Self {
+        Checkpoints { journal, consumed: None, committed: None, last: Instant::now() }
+    }
+
+    fn consumed(&mut self, upto: Option<u64>) {
+        if upto.is_some() {
+            self.consumed = upto;
+        }
+    }
+
+    /// Flushes the sinks and commits where they stand, if due (or `now`).
+    async fn maybe_commit(&mut self, pipeline: &mut Pipeline, now: bool) -> Result<(), String> {
+        let (Some(journal), Some(upto)) = (&self.journal, self.consumed) else { return Ok(()) };
+        if self.committed == Some(upto) || (!now && self.last.elapsed() < Self::EVERY) {
+            return Ok(());
+        }
+        self.last = Instant::now();
+        if let Some(e) = pipeline.flush().await.into_iter().next() {
+            // Not committed: the items stay in the journal and are written again on resume.
+            return Err(e.to_string());
+        }
+        journal.checkpoint(upto, pipeline.checkpoint()).await.map_err(|e| e.to_string())?;
+        self.committed = Some(upto);
+        Ok(())
+    }
+}
+
+/// Opens the pipeline's sinks once per engine: fresh, or (with a journal) at the last
+/// checkpoint, replaying the items committed after it.
+pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
+    let mut pipeline = parts
+        .pipeline
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .expect("pipeline present between runs");
+    let result = async {
+        let Some(journal) = &parts.journal else {
+            return first_error(pipeline.open(None).await);
+        };
+        let point = journal.resume_point().await.map_err(|e| e.to_string())?;
+        first_error(pipeline.open(point.pipeline.as_ref()).await)?;
+        let Some(&(last, _)) = point.pending.last() else { return Ok(()) };
+        let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
+        first_error(pipeline.send(&items).await)?;
+        first_error(pipeline.flush().await)?;
+        journal.checkpoint(last, pipeline.checkpoint()).await.map_err(|e| e.to_string())
+    }
+    .await;
+    *parts.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
+    result
+}
+
+fn first_error(errors: Vec<kumo_pipeline::SinkError>) -> Result<(), String> {
+    errors.into_iter().next().map_or(Ok(()), |e| Err(e.to_string()))
+}
+
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
     parts: &mut Parts,
@@ -104,7 +174,7 @@ pub(crate) async fn run(
     let (lease_tx, lease_rx) = async_channel::bounded::<Lease>(concurrency);
     let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
     let (result_tx, mut result_rx) = mpsc::channel::<PageResult>(concurrency * 2);
-    let (item_tx, mut item_rx) = mpsc::channel::<Vec<Item>>(256);
+    let (item_tx, mut item_rx) = mpsc::channel::<ItemBatch>(256);
 
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
@@ -142,33 +212,49 @@ pub(crate) async fn run(
         .take()
         .expect("pipeline present between runs");
     let pipe_errors = parts.errors.clone();
+    let journal = parts.journal.clone();
     let pipe_task = tokio::spawn(async move {
         let mut failed = BTreeMap::<String, u64>::new();
-        let mut report = |pipeline: &Pipeline, e: kumo_pipeline::SinkError| {
-            *failed.entry(format!("{}:{}", Stage::Pipeline, ErrorKind::Io)).or_default() += 1;
+        let mut report = |pipeline: &Pipeline, kind: ErrorKind, message: String| {
+            *failed.entry(format!("{}:{}", Stage::Pipeline, kind)).or_default() += 1;
             pipe_errors.send(CrawlError {
                 stage: Stage::Pipeline,
-                kind: ErrorKind::Io,
+                kind,
                 module: Some(pipeline.id().clone()),
                 url: None,
-                message: e.to_string(),
+                message,
             });
         };
+        let mut checkpoints = Checkpoints::new(journal);
         while let Some(batch) = item_rx.recv().await {
-            for e in pipeline.send(&batch).await {
-                report(&pipeline, e);
+            for e in pipeline.send(&batch.items).await {
+                report(&pipeline, ErrorKind::Io, e.to_string());
+            }
+            checkpoints.consumed(batch.journaled_to);
+            if let Err(m) = checkpoints.maybe_commit(&mut pipeline, false).await {
+                report(&pipeline, ErrorKind::Storage, m);
             }
         }
         for e in pipeline.flush().await {
-            report(&pipeline, e);
+            report(&pipeline, ErrorKind::Io, e.to_string());
+        }
+        if let Err(m) = checkpoints.maybe_commit(&mut pipeline, true).await {
+            report(&pipeline, ErrorKind::Storage, m);
         }
         (pipeline, failed)
     });
 
-    let mut tally = Tally::default();
-    tally.skipped.append(&mut tally_skips);
+    // A resumed crawl counts on from its last commit.
+    let mut tally = match parts.frontier.saved_counters().await {
+        Ok(Some(bytes)) => Tally::restore(&bytes),
+        _ => Tally::default(),
+    };
+    for (reason, n) in std::mem::take(&mut tally_skips) {
+        tally.skip(reason, n);
+    }
+    let pages_at_start = tally.pages;
     let mut in_flight = 0usize;
-    let mut leased_total = 0u64;
+    let mut leased_total = pages_at_start;
     let mut cause: Option<StopCause> = None;
     let mut stopping = false;
     let deadline = cfg.max_duration.map(|d| tokio::time::Instant::now() + d);
@@ -300,7 +386,8 @@ pub(crate) async fn run(
         seeds: cfg.seeds.iter().map(|u| u.to_string()).collect(),
         elapsed_secs: elapsed,
         pages: tally.pages,
-        pages_per_sec: if elapsed > 0.0 { tally.pages as f64 / elapsed } else { 0.0 },
+        pages_this_run: tally.pages - pages_at_start,
+        pages_per_sec: if elapsed > 0.0 { (tally.pages - pages_at_start) as f64 / elapsed } else { 0.0 },
         bytes: tally.bytes,
         items: tally.items,
         by_status: tally.by_status,

@@ -76,8 +76,11 @@ pub struct Summary {
     pub stopped_by: StopCause,
     pub seeds: Vec<String>,
     pub elapsed_secs: f64,
-    /// Responses received (any status).
+    /// Responses received (any status), by this run and the runs it resumed.
     pub pages: u64,
+    /// Responses received by this run.
+    pub pages_this_run: u64,
+    /// This run's pages per second.
     pub pages_per_sec: f64,
     pub bytes: u64,
     pub items: u64,

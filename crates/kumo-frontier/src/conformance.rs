@@ -366,3 +366,89 @@ pub async fn rate_limits_per_host(f: &impl Frontier) {
     assert!(beats("a.rate.test", RateLimit::new(3, B_WINDOW)), "a.rate.test was held to b.rate.test's rule");
     assert!(beats("b.rate.test", RateLimit::new(6, A_LONG)), "b.rate.test was held to a.rate.test's rule");
 }
+
+/// Persistence across a reopen, for durable backends. `open` opens the same state each time
+/// (the previous instance is dropped first). Leases that were out come back, acknowledged
+/// ones stay gone, discoveries, retry counts, failures, the seen set and priorities survive.
+pub async fn survives_reopen<F, M>(open: M)
+where
+    F: Frontier,
+    M: Fn() -> F,
+{
+    let f = open();
+    let batch = vec![
+        req("http://a.test/1", 5),
+        req("http://a.test/2", 0),
+        req("http://b.test/1", 0),
+        req("http://c.test/1", 0),
+    ];
+    f.push(batch).await.expect("push");
+    let leases = lease_all(&f).await;
+    assert_eq!(leases.len(), 4);
+    let by_url = |u: &str| leases.iter().find(|l| l.request.url.as_str() == u).expect("leased").id;
+    let found = vec![req("http://a.test/3", 9), req("http://a.test/2", 0)];
+    f.complete(vec![
+        Completion::Done { lease: by_url("http://a.test/1"), discovered: found },
+        Completion::Retry { lease: by_url("http://b.test/1"), after: Duration::ZERO },
+        Completion::Failed {
+            lease: by_url("http://c.test/1"),
+            failure: FailureRecord {
+                url: "http://c.test/1".into(),
+                kind: ErrorKind::Timeout,
+                message: "slow".into(),
+                attempts: 4,
+                last_status: Some(503),
+                at: SystemTime::now(),
+            },
+        },
+    ])
+    .await
+    .expect("complete");
+    // a.test/2 stays leased and is never completed: the process "dies" here.
+    drop(f);
+
+    let f = open();
+    let s = f.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased, s.failed), (3, 0, 1), "the lease that was out is queued again");
+    let r = f
+        .push(vec![req("http://a.test/1", 0), req("http://c.test/1", 0), req("http://d.test/1", 0)])
+        .await
+        .expect("push");
+    assert_eq!((r.added, r.seen), (1, 2), "the seen set survived");
+    let got: Vec<(String, i32, u32)> = lease_all(&f)
+        .await
+        .into_iter()
+        .map(|l| (l.request.url.to_string(), l.request.priority, l.request.retries))
+        .collect();
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            ("http://a.test/2".to_string(), 0, 0),
+            ("http://a.test/3".to_string(), 9, 0),
+            ("http://b.test/1".to_string(), 0, 1),
+            ("http://d.test/1".to_string(), 0, 0)
+        ],
+        "discoveries and retry counts survived"
+    );
+    let a: Vec<&str> = got.iter().filter(|g| g.0.contains("a.test")).map(|g| g.0.as_str()).collect();
+    assert_eq!(a, ["http://a.test/3", "http://a.test/2"], "priority order survived");
+    let failures = f.failures().await.expect("failures");
+    assert_eq!(failures.len(), 1);
+    assert_eq!(
+        (failures[0].kind, failures[0].attempts, failures[0].last_status),
+        (ErrorKind::Timeout, 4, Some(503))
+    );
+
+    // A paused host stays paused across a reopen.
+    f.adjust_host("e.test", HostAdjustment { pause: Some(Duration::from_secs(300)), ..Default::default() })
+        .await
+        .expect("adjust");
+    f.push(vec![req("http://e.test/1", 0)]).await.expect("push");
+    drop(f);
+    let f = open();
+    let mut leased = lease_all(&f).await;
+    leased.retain(|l| l.request.url.host_str() == Some("e.test"));
+    assert!(leased.is_empty(), "a host paused for 5 minutes is still paused after a reopen");
+}

@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
-use kumo_core::{ErrorKind, Fingerprint, Request};
-use serde::Serialize;
+use kumo_core::{ErrorKind, Fingerprint, Item, Request};
+use serde::{Deserialize, Serialize};
 
 use crate::FrontierError;
 
@@ -20,7 +20,7 @@ pub struct Lease {
 }
 
 /// A request that failed for good, kept so it can be inspected and re-queued.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailureRecord {
     pub url: String,
     pub kind: ErrorKind,
@@ -92,6 +92,48 @@ pub struct HostAdjustment {
     pub pause: Option<Duration>,
 }
 
+/// Everything one scheduler step commits at once: the unit of atomic progress. A durable
+/// backend writes it in one transaction, so after a crash either all of it happened or none.
+#[derive(Default)]
+pub struct Commit {
+    /// New requests found outside a lease's discoveries (sitemaps), seen-checked.
+    pub pushes: Vec<(Fingerprint, Request)>,
+    pub completions: Vec<Completion>,
+    /// The items of the completed pages. A durable backend journals them, and the pipeline
+    /// consumes the journal; others hand them straight back.
+    pub items: Vec<Item>,
+    /// The crawl's counters after this step, opaque to the frontier, given back on resume.
+    /// Called with what the commit's seen checks found, so the saved counts are exact.
+    pub counters: Option<CountersFn>,
+}
+
+/// Encodes the crawl's counters once a commit knows its push report.
+pub type CountersFn = Box<dyn FnOnce(&PushReport) -> Vec<u8> + Send>;
+
+impl std::fmt::Debug for Commit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Commit")
+            .field("pushes", &self.pushes.len())
+            .field("completions", &self.completions)
+            .field("items", &self.items.len())
+            .field("counters", &self.counters.is_some())
+            .finish()
+    }
+}
+
+/// What a commit did.
+#[derive(Debug, Default)]
+pub struct CommitReport {
+    pub pushed: PushReport,
+    /// Completions naming a lease no longer out (completed twice, or expired and handed out
+    /// again). Their discoveries were still kept.
+    pub stale: usize,
+    /// The journal number of the last item journaled, if the backend journals items.
+    pub journaled_to: Option<u64>,
+    /// The commit's items, handed back for the pipeline.
+    pub items: Vec<Item>,
+}
+
 /// When the frontier can next hand out work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readiness {
@@ -130,15 +172,40 @@ pub trait Frontier: Send + Sync {
 
     /// The failures recorded so far.
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError>;
+
+    /// Commits one step atomically (see [`Commit`]). The default pushes, then completes, and
+    /// hands the items back: right for backends that keep nothing across a restart.
+    async fn commit(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        let mut pushed = self.push(c.pushes).await?;
+        let mut stale = 0;
+        for completion in c.completions {
+            match self.complete(vec![completion]).await {
+                Ok(r) => pushed.merge(r),
+                Err(FrontierError::UnknownLease(_)) => stale += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items })
+    }
+
+    /// The counters of the last commit of an earlier run, when resuming.
+    async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
+        Ok(None)
+    }
 }
 
 mod unix_secs {
-    use std::time::{SystemTime, UNIX_EPOCH};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-    use serde::Serializer;
+    use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
         let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
         s.serialize_f64(secs)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Ok(UNIX_EPOCH + Duration::try_from_secs_f64(secs).unwrap_or_default())
     }
 }

@@ -16,16 +16,20 @@
 
 pub mod conformance;
 mod error;
+mod exact_seen;
 mod frontier;
 mod memory;
 mod politeness;
 pub mod robots;
+pub mod schedule;
 mod scope;
 mod seen;
 
 pub use error::FrontierError;
+pub use exact_seen::{ExactMemorySeenSet, ExactSeenSet};
 pub use frontier::{
-    Completion, FailureRecord, Frontier, FrontierStats, HostAdjustment, Lease, LeaseId, PushReport, Readiness,
+    Commit, CommitReport, Completion, CountersFn, FailureRecord, Frontier, FrontierStats, HostAdjustment,
+    Lease, LeaseId, PushReport, Readiness,
 };
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{HostPolicy, HostRule, Politeness, RateLimit};

@@ -288,6 +288,13 @@ impl RateLog {
         self.log.push_back(now);
     }
 
+    /// Fills every window as if the last `cap` leases all happened at `at`: the safe guess
+    /// after a restart, when the real times are unknown.
+    pub(crate) fn assume_full_at(&mut self, at: Instant) {
+        self.log.clear();
+        self.log.extend(std::iter::repeat_n(at, self.cap));
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         self.log.len()

@@ -8,7 +8,7 @@ use kumo_core::Item;
 use crate::{Sink, SinkError};
 
 /// Collects items into a shared vector; clone the handle from [`CollectSink::items`] before
-/// handing the sink to the engine.
+/// handing the sink to the engine. It keeps no checkpoint: in memory, nothing survives a crash.
 #[derive(Debug, Clone, Default)]
 pub struct CollectSink {
     items: Arc<Mutex<Vec<Item>>>,

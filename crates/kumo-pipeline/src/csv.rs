@@ -6,7 +6,6 @@
 //! items vary in shape.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -14,43 +13,77 @@ use async_trait::async_trait;
 use kumo_core::Item;
 use serde_json::Value;
 
-use crate::{Sink, SinkError};
+use crate::output::Output;
+use crate::{Sink, SinkCheckpoint, SinkError, SinkResume};
 
 /// Writes items as CSV rows (RFC 4180 quoting, `\n` line ends).
 ///
 /// Values: strings as they are, numbers and booleans as their JSON text, `null` and missing
 /// fields as an empty cell, arrays and objects as compact JSON. Fields that are not columns
 /// are ignored.
+///
+/// A file sink resumes by cutting its file back to the committed offset ([`Sink::open`]); the
+/// header is then already there, and gives the columns when none were given.
 pub struct CsvSink {
-    target: String,
-    out: csv::Writer<Box<dyn Write + Send>>,
+    out: csv::Writer<Output>,
     columns: Option<Vec<String>>,
     header_written: bool,
 }
 
 impl CsvSink {
-    /// Creates (truncates) `path`. `columns` fixes the columns and their order; `None` takes
-    /// them from the first item. The error names the path.
+    /// Opens (creating) `path`; the error names the path. The file is emptied at the first
+    /// write or flush, unless [`Sink::open`] resumes it at a checkpoint first. `columns`
+    /// fixes the columns and their order; `None` takes them from the first item.
     pub fn create(path: &Path, columns: Option<Vec<String>>) -> Result<Self, SinkError> {
-        let target = path.display().to_string();
-        let file = File::create(path).map_err(|error| SinkError::Io { target: target.clone(), error })?;
-        Ok(Self::from_writer(target, Box::new(file), columns))
+        Ok(Self::new(Output::create(path)?, columns))
     }
 
     /// Writes to `w`; `target` names it in errors and in [`Sink::name`].
     pub fn from_writer(target: String, w: Box<dyn Write + Send>, columns: Option<Vec<String>>) -> Self {
+        Self::new(Output::stream(target, w), columns)
+    }
+
+    fn new(out: Output, columns: Option<Vec<String>>) -> Self {
         // The csv writer buffers by itself; 64 KiB like the JSON Lines sink.
-        let out = csv::WriterBuilder::new().buffer_capacity(64 * 1024).from_writer(w);
-        CsvSink { target, out, columns, header_written: false }
+        let out = csv::WriterBuilder::new().buffer_capacity(64 * 1024).from_writer(out);
+        CsvSink { out, columns, header_written: false }
     }
 
     fn io(&self, error: impl Into<io::Error>) -> SinkError {
-        SinkError::Io { target: self.target.clone(), error: error.into() }
+        self.out.get_ref().io(error)
     }
 
     fn write_header(&mut self) -> Result<(), SinkError> {
         if let Some(columns) = &self.columns {
             self.out.write_record(columns).map_err(|e| self.io(e))?;
+        }
+        self.header_written = true;
+        Ok(())
+    }
+
+    /// After resuming a file that holds a header: takes the columns from it, or checks that
+    /// the given ones match it (rows under another header would be misread).
+    fn adopt_header(&mut self) -> Result<(), SinkError> {
+        let output = self.out.get_ref();
+        let resume_err = |reason: String| SinkError::Resume { target: output.target().to_string(), reason };
+        let header = output
+            .read_back(|r| {
+                let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(r);
+                reader.records().next().transpose()
+            })?
+            .map_err(|e| resume_err(format!("cannot read the header row: {e}")))?
+            .ok_or_else(|| resume_err("the kept part of the file has no header row".into()))?;
+        let header: Vec<String> = header.iter().map(String::from).collect();
+        match &self.columns {
+            Some(columns) if *columns != header => {
+                return Err(resume_err(format!(
+                    "the file's header is {} but the columns are {}",
+                    header.join(","),
+                    columns.join(",")
+                )));
+            }
+            Some(_) => {}
+            None => self.columns = Some(header),
         }
         self.header_written = true;
         Ok(())
@@ -74,7 +107,14 @@ fn cell(value: Option<&Value>) -> Cow<'_, str> {
 #[async_trait]
 impl Sink for CsvSink {
     fn name(&self) -> String {
-        format!("csv:{}", self.target)
+        format!("csv:{}", self.out.get_ref().target())
+    }
+
+    async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
+        let kept = self.out.get_ref().open(resume.and_then(|r| r.offset))?;
+        // A committed offset past 0 covers at least the header: it is written before any row
+        // and a checkpoint follows a flush.
+        if kept > 0 { self.adopt_header() } else { Ok(()) }
     }
 
     async fn write(&mut self, items: &[Item]) -> Result<(), SinkError> {
@@ -90,9 +130,7 @@ impl Sink for CsvSink {
         for item in items {
             row.clear();
             row.extend(columns.iter().map(|c| cell(item.get(c))));
-            self.out
-                .write_record(row.iter().map(|c| c.as_bytes()))
-                .map_err(|e| SinkError::Io { target: self.target.clone(), error: e.into() })?;
+            self.out.write_record(row.iter().map(|c| c.as_bytes())).map_err(|e| self.out.get_ref().io(e))?;
         }
         Ok(())
     }
@@ -102,6 +140,12 @@ impl Sink for CsvSink {
         if !self.header_written && self.columns.is_some() {
             self.write_header()?;
         }
+        // Even with nothing written, a file that was not resumed ends up empty.
+        self.out.get_ref().start().map_err(|e| self.io(e))?;
         self.out.flush().map_err(|e| self.io(e))
+    }
+
+    fn checkpoint(&mut self) -> SinkCheckpoint {
+        SinkCheckpoint { offset: self.out.get_ref().offset(), state: Vec::new() }
     }
 }

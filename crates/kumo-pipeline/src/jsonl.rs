@@ -1,39 +1,42 @@
 //! JSON Lines: one item per line, to a file or to standard output.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use async_trait::async_trait;
 use kumo_core::Item;
 
-use crate::{Sink, SinkError};
+use crate::output::Output;
+use crate::{Sink, SinkCheckpoint, SinkError, SinkResume};
 
-/// Writes each item as one line of JSON.
+/// Writes each item as one line of JSON. A file sink resumes by cutting its file back to the
+/// committed offset ([`Sink::open`]); standard output and other writers just go on.
 pub struct JsonLinesSink {
-    target: String,
-    out: BufWriter<Box<dyn Write + Send>>,
+    out: BufWriter<Output>,
 }
 
 impl JsonLinesSink {
-    /// Creates (truncates) `path`. The error names the path.
+    /// Opens (creating) `path`; the error names the path. The file is emptied at the first
+    /// write or flush, unless [`Sink::open`] resumes it at a checkpoint first.
     pub fn create(path: &Path) -> Result<Self, SinkError> {
-        let target = path.display().to_string();
-        let file = File::create(path).map_err(|error| SinkError::Io { target: target.clone(), error })?;
-        Ok(Self::from_writer(target, Box::new(file)))
+        Ok(Self::new(Output::create(path)?))
     }
 
     /// Writes to standard output.
     pub fn stdout() -> Self {
-        Self::from_writer("-".into(), Box::new(io::stdout()))
+        Self::from_writer("-".into(), Box::new(std::io::stdout()))
     }
 
     pub fn from_writer(target: String, w: Box<dyn Write + Send>) -> Self {
-        JsonLinesSink { target, out: BufWriter::with_capacity(64 * 1024, w) }
+        Self::new(Output::stream(target, w))
     }
 
-    fn io(&self, error: io::Error) -> SinkError {
-        SinkError::Io { target: self.target.clone(), error }
+    fn new(out: Output) -> Self {
+        JsonLinesSink { out: BufWriter::with_capacity(64 * 1024, out) }
+    }
+
+    fn io(&self, error: std::io::Error) -> SinkError {
+        self.out.get_ref().io(error)
     }
 }
 
@@ -42,7 +45,11 @@ impl JsonLinesSink {
 #[async_trait]
 impl Sink for JsonLinesSink {
     fn name(&self) -> String {
-        format!("jsonl:{}", self.target)
+        format!("jsonl:{}", self.out.get_ref().target())
+    }
+
+    async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
+        self.out.get_ref().open(resume.and_then(|r| r.offset)).map(drop)
     }
 
     async fn write(&mut self, items: &[Item]) -> Result<(), SinkError> {
@@ -54,7 +61,13 @@ impl Sink for JsonLinesSink {
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
+        // Even with nothing written, a file that was not resumed ends up empty.
+        self.out.get_ref().start().map_err(|e| self.io(e))?;
         self.out.flush().map_err(|e| self.io(e))
+    }
+
+    fn checkpoint(&mut self) -> SinkCheckpoint {
+        SinkCheckpoint { offset: self.out.get_ref().offset(), state: Vec::new() }
     }
 }
 
@@ -72,11 +85,56 @@ mod tests {
         s.flush().await.unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, "{\"url\":\"http://h/\",\"status\":200}\n{\"b\":1,\"a\":2}\n");
+        assert_eq!(s.checkpoint().offset, Some(text.len() as u64));
     }
 
     #[test]
     fn unwritable_path_names_the_path() {
         let err = JsonLinesSink::create(Path::new("/nonexistent-dir/x.jsonl")).err().unwrap();
         assert!(err.to_string().contains("/nonexistent-dir/x.jsonl"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn without_open_an_existing_file_is_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(&path, "{\"old\":1}\n{\"old\":2}\n").unwrap();
+        let mut s = JsonLinesSink::create(&path).unwrap();
+        s.write(&[Item::new().with("new", 1)]).await.unwrap();
+        s.flush().await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"new\":1}\n");
+        // And with no item at all, as `File::create` did.
+        let mut s = JsonLinesSink::create(&path).unwrap();
+        s.flush().await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    }
+
+    #[tokio::test]
+    async fn resume_cuts_back_to_the_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let item = |n: i32| Item::new().with("n", n);
+        let mut s = JsonLinesSink::create(&path).unwrap();
+        s.open(None).await.unwrap();
+        s.write(&[item(1), item(2)]).await.unwrap();
+        s.flush().await.unwrap();
+        let committed = s.checkpoint();
+        s.write(&[item(3)]).await.unwrap();
+        drop(s); // the crash: item 3 reached the file but not a checkpoint
+
+        let mut s = JsonLinesSink::create(&path).unwrap();
+        s.open(Some(&SinkResume { offset: committed.offset, state: vec![] })).await.unwrap();
+        s.write(&[item(3), item(4)]).await.unwrap();
+        s.flush().await.unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n");
+    }
+
+    #[tokio::test]
+    async fn stdout_like_writers_have_no_offset() {
+        let mut s = JsonLinesSink::from_writer("mem".into(), Box::new(std::io::sink()));
+        s.open(Some(&SinkResume { offset: Some(10), state: vec![] })).await.unwrap();
+        s.write(&[Item::new().with("a", 1)]).await.unwrap();
+        s.flush().await.unwrap();
+        assert_eq!(s.checkpoint(), SinkCheckpoint::default());
     }
 }

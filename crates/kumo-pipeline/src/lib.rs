@@ -1,20 +1,27 @@
 //! The item pipeline: items flow through processors in order, then into every sink.
 //!
 //! This crate holds the [`processors`] (validate, drop, transform, de-duplicate), the
-//! [`Sink`] interface and the sinks: JSON Lines, CSV, PostgreSQL and an in-memory one.
+//! [`Sink`] interface and the sinks: JSON Lines, CSV, PostgreSQL and an in-memory one, and
+//! the checkpoint types that let a pipeline resume after a crash without losing or repeating
+//! an item ([`PipelineCheckpoint`], [`PipelineResume`]).
 
 mod collect;
 mod csv;
+mod journal;
 mod jsonl;
+mod output;
 mod pipeline;
 pub mod postgres;
 pub mod processors;
+mod resume;
 mod sink;
 
 pub use collect::CollectSink;
 pub use csv::CsvSink;
+pub use journal::{ItemJournal, JournalError, ResumePoint};
 pub use jsonl::JsonLinesSink;
 pub use pipeline::Pipeline;
 pub use postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig, PgType, PostgresSink};
 pub use processors::{ProcessOutcome, ProcessingSink, Processor, ProcessorChain, ProcessorStats};
+pub use resume::{PipelineCheckpoint, PipelineResume, SinkCheckpoint, SinkResume, StateEntry};
 pub use sink::{Sink, SinkError};

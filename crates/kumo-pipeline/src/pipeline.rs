@@ -3,11 +3,15 @@
 
 use kumo_core::{Item, ModuleCounters, ModuleId, ModuleKind};
 
-use crate::{ProcessorChain, Sink, SinkError};
+use crate::{PipelineCheckpoint, PipelineResume, ProcessorChain, Sink, SinkError};
 
 /// Runs each item through the processors, then sends it to every sink. With `fail_fast`, the
 /// first sink error stops the item from reaching later sinks (the seeds' pipeline); otherwise
 /// every sink is tried. (The processors' own fail-fast is the chain's.)
+///
+/// To resume after a crash: [`open`](Pipeline::open) before the first item, and after each
+/// successful [`flush`](Pipeline::flush) commit what [`checkpoint`](Pipeline::checkpoint)
+/// returns together with the input consumed so far (see [`PipelineResume`]).
 pub struct Pipeline {
     id: ModuleId,
     processors: ProcessorChain,
@@ -96,5 +100,28 @@ impl Pipeline {
             }
         }
         errors
+    }
+
+    /// Opens every sink (fresh, or resumed at `resume`) and restores the pipeline's own
+    /// processors. Returns the errors met (empty on success).
+    pub async fn open(&mut self, resume: Option<&PipelineResume>) -> Vec<SinkError> {
+        if let Some(r) = resume {
+            self.processors.restore_state(&r.processors);
+        }
+        let mut errors = Vec::new();
+        for (i, s) in self.sinks.iter_mut().enumerate() {
+            if let Err(e) = s.open(resume.and_then(|r| r.sinks.get(i))).await {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    /// After a successful `flush`: the checkpoint to commit.
+    pub fn checkpoint(&mut self) -> PipelineCheckpoint {
+        PipelineCheckpoint {
+            processors: self.processors.take_state(),
+            sinks: self.sinks.iter_mut().map(|s| s.checkpoint()).collect(),
+        }
     }
 }

@@ -3,6 +3,8 @@
 use async_trait::async_trait;
 use kumo_core::Item;
 
+use crate::{SinkCheckpoint, SinkResume};
+
 /// A sink failed to take an item.
 #[derive(Debug, thiserror::Error)]
 pub enum SinkError {
@@ -13,6 +15,16 @@ pub enum SinkError {
     Encode(#[from] serde_json::Error),
     #[error(transparent)]
     Postgres(#[from] crate::postgres::PgError),
+    /// A file is shorter than its committed checkpoint: someone changed or replaced it, and
+    /// appending to it would lose or corrupt items.
+    #[error(
+        "cannot resume {target}: the checkpoint committed {committed} bytes but the file holds only \
+         {found}; the output file was changed or replaced since"
+    )]
+    ResumeBeyondEnd { target: String, committed: u64, found: u64 },
+    /// Other reasons a sink cannot resume where its checkpoint says.
+    #[error("cannot resume {target}: {reason}")]
+    Resume { target: String, reason: String },
 }
 
 /// A destination for items. Called from one task at a time, so it needs no locking. Items come
@@ -27,6 +39,20 @@ pub trait Sink: Send {
 
     /// Makes everything written so far durable enough for the sink's promise.
     async fn flush(&mut self) -> Result<(), SinkError>;
+
+    /// Called once before the first write. `None`: start the output fresh. `Some`: resume at
+    /// a committed checkpoint (a file sink truncates its file back to `offset`; processors
+    /// restore their state).
+    async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
+        let _ = resume;
+        Ok(())
+    }
+
+    /// Called right after a successful `flush`: what to commit now so a restart resumes
+    /// exactly here.
+    fn checkpoint(&mut self) -> SinkCheckpoint {
+        SinkCheckpoint::default()
+    }
 
     /// Counters worth showing in the summary (a processor chain's counts), if any.
     fn stats(&self) -> Option<serde_json::Value> {

@@ -36,6 +36,11 @@ const MAX_CACHED_STATEMENTS: usize = 16;
 
 /// Writes items to a PostgreSQL table over one connection (no TLS: meant for a server on the
 /// same host or network).
+///
+/// On resume after a crash it keeps the [`Sink`] defaults: there is nothing to cut back, and
+/// the replayed items are written again. Only with a key ([`PgSinkConfig::with_key`]) do they
+/// replace the rows they already made, so that each item is in the table exactly once; without
+/// one, items replayed after the last checkpoint are inserted twice.
 pub struct PostgresSink {
     client: Client,
     /// The task that drives the connection; its result says why a dead connection died.

@@ -6,6 +6,7 @@ use kumo_core::Item;
 use serde::Serialize;
 
 use super::{ProcessOutcome, Processor};
+use crate::StateEntry;
 
 /// Processors run in order. With `fail_fast`, an invalid item stops where it was found
 /// invalid (the seeds' pipeline); without, it is counted and goes on through the remaining
@@ -112,6 +113,32 @@ impl ProcessorChain {
         self.fail_fast
     }
 
+    /// The state entries its processors added since the last call, each tagged with its
+    /// processor's index in the chain.
+    pub fn take_state(&self) -> Vec<StateEntry> {
+        let mut out = Vec::new();
+        for (i, step) in (0u32..).zip(&self.steps) {
+            out.extend(step.processor.take_state().into_iter().map(|data| StateEntry { processor: i, data }));
+        }
+        out
+    }
+
+    /// Hands each entry to the processor its index names, in order; entries naming no
+    /// processor of this chain are ignored.
+    pub fn restore_state(&self, entries: &[StateEntry]) {
+        let mut per_step: Vec<Vec<&[u8]>> = vec![Vec::new(); self.steps.len()];
+        for e in entries {
+            if let Some(mine) = usize::try_from(e.processor).ok().and_then(|i| per_step.get_mut(i)) {
+                mine.push(&e.data);
+            }
+        }
+        for (step, mine) in self.steps.iter().zip(per_step) {
+            if !mine.is_empty() {
+                step.processor.restore_state(&mine);
+            }
+        }
+    }
+
     pub fn stats(&self) -> Vec<ProcessorStats> {
         self.steps
             .iter()
@@ -123,5 +150,32 @@ impl ProcessorChain {
                 invalid: s.invalid.load(Relaxed),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::processors::{DedupByKey, Set};
+
+    fn chain() -> ProcessorChain {
+        ProcessorChain::new(true).with(Set::new("k", "v")).with(DedupByKey::new(["a"]))
+    }
+
+    #[test]
+    fn state_is_tagged_with_the_processor_index_and_routed_back() {
+        let before = chain();
+        before.apply([Item::new().with("a", 1), Item::new().with("a", 2)]);
+        let mut state = before.take_state();
+        assert_eq!(state.len(), 2);
+        assert!(state.iter().all(|e| e.processor == 1));
+        // An entry for a processor the chain does not have is ignored.
+        state.push(StateEntry { processor: 7, data: vec![0; 16] });
+
+        let after = chain();
+        after.restore_state(&state);
+        let out = after.apply([Item::new().with("a", 1), Item::new().with("a", 3)]);
+        assert_eq!(out.items, [Item::new().with("a", 3).with("k", "v")]);
+        assert_eq!(after.take_state().len(), 1, "only the new key");
     }
 }

@@ -8,6 +8,10 @@
 //! [`ProcessingSink`] puts a chain in front of sinks wherever a plain [`Sink`](crate::Sink)
 //! is expected (the engine's pipeline takes sinks).
 //!
+//! A processor that keeps state (a de-duplicator's keys) hands out what it added since the
+//! last checkpoint ([`Processor::take_state`]) and takes it all back when a crawl resumes
+//! ([`Processor::restore_state`]), so an item seen before a crash is still known after it.
+//!
 //! ```
 //! use kumo_core::Item;
 //! use kumo_pipeline::processors::{DedupByKey, ProcessorChain, Require};
@@ -28,6 +32,7 @@
 mod chain;
 mod dedup;
 mod filter;
+mod nested;
 mod require;
 mod sink;
 mod transform;
@@ -59,6 +64,16 @@ pub trait Processor: Send + Sync {
     fn name(&self) -> String;
 
     fn process(&self, item: Item) -> ProcessOutcome;
+
+    /// State entries added since the last call (for checkpoints). Stateless processors keep the default.
+    fn take_state(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
+    /// Restores entries taken in earlier runs, before any item is processed.
+    fn restore_state(&self, entries: &[&[u8]]) {
+        let _ = entries;
+    }
 }
 
 /// The dotted-path-free value of `field`, treating `null` as absent.

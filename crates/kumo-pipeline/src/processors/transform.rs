@@ -107,6 +107,14 @@ impl Processor for OnlyModel {
             ProcessOutcome::Keep(item)
         }
     }
+
+    fn take_state(&self) -> Vec<Vec<u8>> {
+        self.inner.take_state()
+    }
+
+    fn restore_state(&self, entries: &[&[u8]]) {
+        self.inner.restore_state(entries);
+    }
 }
 
 #[cfg(test)]

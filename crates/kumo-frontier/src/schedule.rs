@@ -1,0 +1,588 @@
+//! Per-host queues and politeness in memory: the scheduling core every frontier backend shares.
+//!
+//! Mercator-style: each host has a queue per priority level, an in-flight count and the instant
+//! it may next be fetched. Hosts with work sit in one of two heaps: `ready` (may be fetched now,
+//! ordered by the priority of their best request, then first come) or `waiting` (ordered by the
+//! instant their politeness delay ends or, for rate-limited hosts, a token frees in every
+//! window). Heap entries carry the host's generation number; an entry whose generation is stale
+//! is skipped, which is cheaper than removing it.
+//!
+//! **Spilling.** A persistent backend keeps every queued request on disk and only the head of
+//! each level in memory: at most `spill_at` entries per level are buffered, later ones are
+//! counted as *spilled* and read back in order (by sequence number, after the level's cursor)
+//! when the buffer runs dry. The in-memory backend never spills.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kumo_core::{Priority, StoredRequest};
+
+use crate::politeness::RateLog;
+use crate::{FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
+
+/// A queued request and its position in its level (sequence numbers grow with each push).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub seq: u64,
+    pub request: StoredRequest,
+}
+
+/// Where an enqueued entry went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Held in memory, ready to lease.
+    Buffered,
+    /// Counted only: the backend reads it back from storage when its turn comes.
+    Spilled,
+}
+
+/// A lease that is out: which host, and the entry it holds.
+#[derive(Debug)]
+pub struct Out {
+    pub host: usize,
+    pub entry: Entry,
+    deadline: Instant,
+}
+
+/// What one `lease` call handed out, and queued entries that could not become requests
+/// (recorded as failures by the backend, never lost silently).
+#[derive(Debug, Default)]
+pub struct Leased {
+    pub leases: Vec<Lease>,
+    pub invalid: Vec<(usize, Entry, String)>,
+}
+
+/// Reads spilled entries back: `(host, level, after_seq, max)` → the next entries of that
+/// level with a sequence number above `after_seq`, in order.
+pub type Refill<'a> = dyn FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> + 'a;
+
+struct Level {
+    buf: VecDeque<Entry>,
+    spilled: u64,
+    /// The highest sequence number buffered or read back so far.
+    cursor: u64,
+}
+
+struct Host {
+    key: Arc<str>,
+    /// Highest priority first.
+    levels: BTreeMap<Reverse<Priority>, Level>,
+    queued: usize,
+    in_flight: u32,
+    next_at: Instant,
+    policy: HostPolicy,
+    /// Sliding-window rate limits; `None` (no cost at all) unless the host's rule has some.
+    rate: Option<Box<RateLog>>,
+    generation: u64,
+    last_lease: Option<Instant>,
+    /// Listed in `paced_dirty`.
+    pacing_dirty: bool,
+}
+
+impl Host {
+    fn head_priority(&self) -> Option<Priority> {
+        self.levels.keys().next().map(|r| r.0)
+    }
+
+    /// Whether the spacing of this host's requests must survive a restart.
+    fn is_paced(&self) -> bool {
+        !self.policy.delay.is_zero() || self.rate.is_some()
+    }
+}
+
+/// The per-host queues, heaps and leases of a frontier.
+pub struct HostTable {
+    politeness: Politeness,
+    lease_ttl: Duration,
+    spill_at: usize,
+    hosts: Vec<Host>,
+    host_ids: HashMap<Arc<str>, usize>,
+    /// (priority of best request, Reverse(sequence), host, generation)
+    ready: BinaryHeap<(Priority, Reverse<u64>, usize, u64)>,
+    /// Reverse((instant, host, generation))
+    waiting: BinaryHeap<Reverse<(Instant, usize, u64)>>,
+    leases: HashMap<u64, Out>,
+    deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
+    next_lease: u64,
+    heap_seq: u64,
+    queued: usize,
+    /// Paced hosts leased since the last `take_paced_leases`.
+    paced_dirty: Vec<usize>,
+}
+
+impl HostTable {
+    /// `spill_at`: entries buffered per level before the rest spill (`usize::MAX`: never).
+    pub fn new(politeness: Politeness, lease_ttl: Duration, spill_at: usize) -> Self {
+        HostTable {
+            politeness,
+            lease_ttl,
+            spill_at: spill_at.max(1),
+            hosts: Vec::new(),
+            host_ids: HashMap::new(),
+            ready: BinaryHeap::new(),
+            waiting: BinaryHeap::new(),
+            leases: HashMap::new(),
+            deadlines: BinaryHeap::new(),
+            next_lease: 0,
+            heap_seq: 0,
+            queued: 0,
+            paced_dirty: Vec::new(),
+        }
+    }
+
+    /// The host's index, and whether it was just created.
+    pub fn host_for(&mut self, key: &str, now: Instant) -> (usize, bool) {
+        if let Some(&i) = self.host_ids.get(key) {
+            return (i, false);
+        }
+        let key: Arc<str> = Arc::from(key);
+        let rule = self.politeness.rule_for(&key);
+        let policy = rule.map_or(self.politeness.default, |r| r.policy);
+        let rate = rule.and_then(|r| RateLog::new(r.rate_limits())).map(Box::new);
+        self.hosts.push(Host {
+            key: key.clone(),
+            levels: BTreeMap::new(),
+            queued: 0,
+            in_flight: 0,
+            next_at: now,
+            policy,
+            rate,
+            generation: 0,
+            last_lease: None,
+            pacing_dirty: false,
+        });
+        let i = self.hosts.len() - 1;
+        self.host_ids.insert(key, i);
+        (i, true)
+    }
+
+    pub fn host_key(&self, host: usize) -> &Arc<str> {
+        &self.hosts[host].key
+    }
+
+    /// Hosts with their queued counts.
+    pub fn host_queues(&self) -> Vec<(Arc<str>, usize)> {
+        self.hosts.iter().map(|h| (h.key.clone(), h.queued)).collect()
+    }
+
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    pub fn leased(&self) -> usize {
+        self.leases.len()
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Puts host `i` in the heap it belongs in now, invalidating older entries.
+    pub fn schedule(&mut self, i: usize, now: Instant) {
+        let h = &mut self.hosts[i];
+        h.generation += 1;
+        if h.queued == 0 || h.in_flight >= h.policy.parallelism.max(1) {
+            return;
+        }
+        // The host may go when its delay has passed and every rate window has a token.
+        let at = match &h.rate {
+            None => h.next_at,
+            Some(r) => r.next_free().map_or(h.next_at, |t| t.max(h.next_at)),
+        };
+        if at <= now {
+            let prio = h.head_priority().unwrap_or_default();
+            self.heap_seq += 1;
+            self.ready.push((prio, Reverse(self.heap_seq), i, h.generation));
+        } else {
+            self.waiting.push(Reverse((at, i, h.generation)));
+        }
+    }
+
+    /// Queues an entry at the back of its level. `make` builds the request only if it is
+    /// buffered, so a backend reopening a large queue decodes just the heads.
+    pub fn enqueue_with<E>(
+        &mut self,
+        i: usize,
+        priority: Priority,
+        seq: u64,
+        now: Instant,
+        make: impl FnOnce() -> Result<StoredRequest, E>,
+    ) -> Result<Placement, E> {
+        let spill_at = self.spill_at;
+        let h = &mut self.hosts[i];
+        let was_best = h.head_priority();
+        let level = h.levels.entry(Reverse(priority)).or_insert_with(|| Level {
+            buf: VecDeque::new(),
+            spilled: 0,
+            cursor: 0,
+        });
+        let placement = if level.spilled > 0 || level.buf.len() >= spill_at {
+            level.spilled += 1;
+            Placement::Spilled
+        } else {
+            level.buf.push_back(Entry { seq, request: make()? });
+            level.cursor = level.cursor.max(seq);
+            Placement::Buffered
+        };
+        h.queued += 1;
+        self.queued += 1;
+        // Re-schedule only when the host's heap position may change.
+        if h.queued == 1 || h.head_priority() != was_best {
+            self.schedule(i, now);
+        }
+        Ok(placement)
+    }
+
+    /// [`enqueue_with`](Self::enqueue_with) for a request in hand.
+    pub fn enqueue(&mut self, i: usize, entry: Entry, now: Instant) -> Placement {
+        let prio = entry.request.priority;
+        let seq = entry.seq;
+        match self.enqueue_with::<std::convert::Infallible>(i, prio, seq, now, || Ok(entry.request)) {
+            Ok(p) => p,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Puts a request that was out back at the front of its level; the host waits `after`.
+    pub fn requeue_front(&mut self, i: usize, entry: Entry, after: Duration, now: Instant) {
+        let h = &mut self.hosts[i];
+        h.next_at = h.next_at.max(now + after);
+        let level = h.levels.entry(Reverse(entry.request.priority)).or_insert_with(|| Level {
+            buf: VecDeque::new(),
+            spilled: 0,
+            cursor: 0,
+        });
+        level.cursor = level.cursor.max(entry.seq);
+        level.buf.push_front(entry);
+        h.queued += 1;
+        self.queued += 1;
+        self.schedule(i, now);
+    }
+
+    fn promote_waiting(&mut self, now: Instant) {
+        while let Some(Reverse((at, i, generation))) = self.waiting.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.waiting.pop();
+            if self.hosts[i].generation == generation {
+                self.schedule(i, now);
+            }
+        }
+    }
+
+    fn expire_leases(&mut self, now: Instant) {
+        while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop();
+            if let Some(out) = self.leases.get(&id)
+                && out.deadline == deadline
+            {
+                let out = self.leases.remove(&id).expect("present");
+                self.hosts[out.host].in_flight -= 1;
+                self.requeue_front(out.host, out.entry, Duration::ZERO, now);
+            }
+        }
+    }
+
+    /// Takes the next entry of host `i`, reading spilled entries back when the best level's
+    /// buffer is empty.
+    fn pop(&mut self, i: usize, refill: &mut Refill<'_>) -> Result<Option<Entry>, FrontierError> {
+        let spill_at = self.spill_at;
+        let h = &mut self.hosts[i];
+        let Some(mut level) = h.levels.first_entry() else { return Ok(None) };
+        let prio = level.key().0;
+        let l = level.get_mut();
+        if l.buf.is_empty() && l.spilled > 0 {
+            let got = refill(i, prio, l.cursor, spill_at.min(l.spilled as usize))?;
+            if got.is_empty() {
+                // Storage holds fewer than counted; nothing more can be read back.
+                h.queued -= l.spilled as usize;
+                self.queued -= l.spilled as usize;
+                l.spilled = 0;
+            } else {
+                l.spilled = l.spilled.saturating_sub(got.len() as u64);
+                l.cursor = got.last().map_or(l.cursor, |e| e.seq);
+                l.buf.extend(got);
+            }
+        }
+        let entry = l.buf.pop_front();
+        if l.buf.is_empty() && l.spilled == 0 {
+            level.remove();
+        }
+        if entry.is_some() {
+            h.queued -= 1;
+            self.queued -= 1;
+        }
+        Ok(entry)
+    }
+
+    /// Hands out up to `max` requests whose hosts may be fetched now, best priority first.
+    pub fn lease(
+        &mut self,
+        max: usize,
+        now: Instant,
+        refill: &mut Refill<'_>,
+    ) -> Result<Leased, FrontierError> {
+        self.expire_leases(now);
+        self.promote_waiting(now);
+        let mut out = Leased { leases: Vec::with_capacity(max.min(self.queued)), invalid: Vec::new() };
+        while out.leases.len() < max {
+            let Some((_, _, i, generation)) = self.ready.pop() else { break };
+            if self.hosts[i].generation != generation {
+                continue;
+            }
+            let Some(entry) = self.pop(i, refill)? else {
+                self.schedule(i, now);
+                continue;
+            };
+            let h = &mut self.hosts[i];
+            match entry.request.to_request() {
+                Ok(req) => {
+                    h.in_flight += 1;
+                    if let Some(r) = &mut h.rate {
+                        r.record(now);
+                    }
+                    let gap = h.policy.next_gap();
+                    if !gap.is_zero() {
+                        h.next_at = now + gap;
+                    }
+                    if h.is_paced() {
+                        h.last_lease = Some(now);
+                        if !h.pacing_dirty {
+                            h.pacing_dirty = true;
+                            self.paced_dirty.push(i);
+                        }
+                    }
+                    self.next_lease += 1;
+                    let id = self.next_lease;
+                    let deadline = now + self.lease_ttl;
+                    self.deadlines.push(Reverse((deadline, id)));
+                    self.leases.insert(id, Out { host: i, entry, deadline });
+                    out.leases.push(Lease { id: LeaseId(id), request: req });
+                }
+                // Cannot happen for requests that were valid when queued; reported, not lost.
+                Err(e) => out.invalid.push((i, entry, e.to_string())),
+            }
+            self.schedule(i, now);
+        }
+        Ok(out)
+    }
+
+    /// Removes a lease that is out. The caller re-schedules the host.
+    pub fn take_lease(&mut self, id: LeaseId) -> Result<Out, FrontierError> {
+        let out = self.leases.remove(&id.0).ok_or(FrontierError::UnknownLease(id.0))?;
+        self.hosts[out.host].in_flight -= 1;
+        Ok(out)
+    }
+
+    /// The lease's entry, without taking it.
+    pub fn peek_lease(&self, id: LeaseId) -> Option<&Out> {
+        self.leases.get(&id.0)
+    }
+
+    pub fn readiness(&mut self, now: Instant) -> Readiness {
+        if self.queued == 0 {
+            return Readiness::Empty;
+        }
+        self.promote_waiting(now);
+        while let Some(&(_, _, i, generation)) = self.ready.peek() {
+            if self.hosts[i].generation == generation {
+                return Readiness::Now;
+            }
+            self.ready.pop();
+        }
+        while let Some(Reverse((at, i, generation))) = self.waiting.peek().copied() {
+            if self.hosts[i].generation == generation {
+                return Readiness::At(at);
+            }
+            self.waiting.pop();
+        }
+        Readiness::Blocked
+    }
+
+    /// Applies what the crawl learned about a host. Returns the host's index.
+    pub fn adjust(&mut self, host_key: &str, adj: HostAdjustment, now: Instant) -> usize {
+        let (i, _) = self.host_for(host_key, now);
+        let h = &mut self.hosts[i];
+        if let Some(d) = adj.min_delay {
+            h.policy.delay = h.policy.delay.max(d);
+        }
+        if let Some(p) = adj.pause {
+            h.next_at = h.next_at.max(now + p);
+        }
+        self.schedule(i, now);
+        i
+    }
+
+    /// A host's politeness state worth keeping across restarts: its raised delay, the
+    /// instant it may next go, and its last lease.
+    pub fn pacing(&self, i: usize) -> HostPacing {
+        let h = &self.hosts[i];
+        HostPacing { delay: h.policy.delay, next_at: h.next_at, last_lease: h.last_lease }
+    }
+
+    /// Paced hosts (with a delay or rate limits) leased since the last call.
+    pub fn take_paced_leases(&mut self) -> Vec<usize> {
+        let v = std::mem::take(&mut self.paced_dirty);
+        for &i in &v {
+            self.hosts[i].pacing_dirty = false;
+        }
+        v
+    }
+
+    /// Restores a host's politeness state from an earlier run. Without knowing what happened
+    /// between its last lease and now, a rate-limited host counts its windows as full at
+    /// that lease, so a restart never bursts past a limit.
+    pub fn restore_pacing(
+        &mut self,
+        i: usize,
+        delay: Duration,
+        not_before: Instant,
+        last_lease: Option<Instant>,
+    ) {
+        let h = &mut self.hosts[i];
+        h.policy.delay = h.policy.delay.max(delay);
+        let mut at = not_before;
+        if let Some(t) = last_lease {
+            at = at.max(t + h.policy.delay);
+            if let Some(r) = &mut h.rate {
+                r.assume_full_at(t);
+            }
+        }
+        h.next_at = h.next_at.max(at);
+        h.last_lease = last_lease;
+        self.schedule(i, Instant::now());
+    }
+}
+
+/// See [`HostTable::pacing`].
+#[derive(Debug, Clone, Copy)]
+pub struct HostPacing {
+    pub delay: Duration,
+    pub next_at: Instant,
+    pub last_lease: Option<Instant>,
+}
+
+#[cfg(test)]
+mod tests {
+    use kumo_core::{Request, Url};
+
+    use super::*;
+    use crate::{HostRule, RateLimit};
+
+    fn table() -> HostTable {
+        let open = HostPolicy { parallelism: 100, ..Default::default() };
+        let politeness = Politeness {
+            default: open,
+            rules: vec![
+                HostRule::regex(r"^a\.test$", open)
+                    .unwrap()
+                    .with_rate_limits([RateLimit::per_second(2), RateLimit::per_minute(3)]),
+            ],
+        };
+        HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
+    }
+
+    fn push(t: &mut HostTable, url: &str, now: Instant) {
+        let r = Request::get(Url::parse(url).unwrap());
+        let (i, _) = t.host_for(&r.host_key(), now);
+        t.enqueue(i, Entry { seq: 0, request: StoredRequest::from(&r) }, now);
+    }
+
+    fn no_refill() -> impl FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> {
+        |_, _, _, _| Ok(Vec::new())
+    }
+
+    fn lease(t: &mut HostTable, now: Instant) -> Vec<Lease> {
+        t.lease(100, now, &mut no_refill()).unwrap().leases
+    }
+
+    fn hosts(leases: &[Lease]) -> Vec<String> {
+        leases.iter().map(|l| l.request.url.host_str().unwrap().to_string()).collect()
+    }
+
+    /// With a synthetic clock: the throttled host waits in the heap for the exact instant a
+    /// token frees in every window, and the unlimited host neither waits nor carries a log.
+    #[test]
+    fn throttled_host_waits_for_the_exact_instant() {
+        let mut t = table();
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        for i in 0..8 {
+            push(&mut t, &format!("http://a.test/{i}"), t0);
+        }
+        for i in 0..5 {
+            push(&mut t, &format!("http://b.test/{i}"), t0);
+        }
+        let b = t.host_ids["b.test"];
+        assert!(t.hosts[b].rate.is_none(), "no rate limits, no bookkeeping");
+        let first = lease(&mut t, t0);
+        assert_eq!(hosts(&first).iter().filter(|h| *h == "a.test").count(), 2, "2 per second");
+        assert_eq!(first.len(), 7, "b.test is not held back");
+        // Windows are widened by 5 %, at most 20 ms: 1 s → 1.02 s, 60 s → 60.02 s.
+        let ms = Duration::from_millis;
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(1020)), "the second window frees at 1.02 s");
+        assert!(lease(&mut t, t0 + ms(1020) - Duration::from_nanos(1)).is_empty());
+        assert_eq!(hosts(&lease(&mut t, t0 + ms(1020))), ["a.test"], "then the minute allows one more");
+        assert_eq!(t.readiness(t0 + ms(1020)), Readiness::At(t0 + ms(60_020)), "the minute window is full");
+        assert!(lease(&mut t, t0 + s(59)).is_empty());
+        assert_eq!(lease(&mut t, t0 + ms(60_020)).len(), 2, "two leave the minute at once");
+        assert_eq!(t.readiness(t0 + ms(60_020)), Readiness::At(t0 + ms(61_040)));
+        assert_eq!(t.waiting.len(), 1, "one heap entry per wait, never a poll");
+    }
+
+    /// A pause or delay and a rate limit combine: the later of the two wins.
+    #[test]
+    fn delay_and_rate_limits_combine() {
+        let mut t = table();
+        let t0 = Instant::now();
+        for i in 0..3 {
+            push(&mut t, &format!("http://a.test/{i}"), t0);
+        }
+        let a = t.host_ids["a.test"];
+        t.hosts[a].next_at = t0 + Duration::from_millis(1500);
+        t.schedule(a, t0);
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
+        assert_eq!(lease(&mut t, t0 + Duration::from_millis(1500)).len(), 2);
+        assert_eq!(
+            t.readiness(t0),
+            Readiness::At(t0 + Duration::from_millis(2520)),
+            "1.5 s + the 1.02 s window"
+        );
+    }
+
+    /// Past `spill_at`, entries are counted, not held, and are read back in order.
+    #[test]
+    fn spilled_entries_are_read_back_in_order() {
+        let open = HostPolicy { parallelism: 1000, ..Default::default() };
+        let mut t = HostTable::new(Politeness { default: open, rules: vec![] }, Duration::from_secs(60), 2);
+        let now = Instant::now();
+        let mut disk = Vec::new();
+        let mut placements = Vec::new();
+        for seq in 1..=5u64 {
+            let r = Request::get(Url::parse(&format!("http://h.test/{seq}")).unwrap());
+            let (i, _) = t.host_for("h.test", now);
+            let e = Entry { seq, request: StoredRequest::from(&r) };
+            disk.push(e.clone());
+            placements.push(t.enqueue(i, e, now));
+        }
+        use Placement::*;
+        assert_eq!(placements, [Buffered, Buffered, Spilled, Spilled, Spilled]);
+        assert_eq!(t.queued(), 5);
+        let mut reads = 0;
+        let mut refill = |_: usize, _: Priority, after: u64, max: usize| {
+            reads += 1;
+            Ok(disk.iter().filter(|e| e.seq > after).take(max).cloned().collect())
+        };
+        let got = t.lease(10, now, &mut refill).unwrap().leases;
+        let paths: Vec<_> = got.iter().map(|l| l.request.url.path().to_string()).collect();
+        assert_eq!(paths, ["/1", "/2", "/3", "/4", "/5"]);
+        assert_eq!(reads, 2, "read back two at a time");
+        assert_eq!(t.queued(), 0);
+    }
+}

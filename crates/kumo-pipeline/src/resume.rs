@@ -1,0 +1,100 @@
+//! What a pipeline commits at a checkpoint and gets back when it resumes after a crash.
+//!
+//! The engine commits a [`PipelineCheckpoint`] atomically with "journal consumed up to N";
+//! on restart it folds every committed checkpoint, in commit order, into a [`PipelineResume`]
+//! ([`PipelineResume::push`]), opens the pipeline with it and replays the journal after N.
+//! A checkpoint taken but not committed must end the run: what it carried (state entries
+//! added since the previous one) is handed out once.
+
+use serde::{Deserialize, Serialize};
+
+/// One entry of state a processor keeps (a dedup key), tagged with the processor's index in its chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateEntry {
+    pub processor: u32,
+    pub data: Vec<u8>,
+}
+
+/// What one sink commits at a checkpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SinkCheckpoint {
+    /// Bytes of output holding whole, committed items (file sinks). None for sinks that cannot
+    /// be truncated (stdout) or need not be (upserting database sinks).
+    pub offset: Option<u64>,
+    /// State entries added since the previous checkpoint (a ProcessingSink's chain).
+    pub state: Vec<StateEntry>,
+}
+
+/// Everything committed for one sink, handed back on resume: the last offset, and all state
+/// entries of all checkpoints in commit order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SinkResume {
+    pub offset: Option<u64>,
+    pub state: Vec<StateEntry>,
+}
+
+/// A pipeline's checkpoint: its own chain's new state entries, and one SinkCheckpoint per
+/// sink, in sink order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipelineCheckpoint {
+    pub processors: Vec<StateEntry>,
+    pub sinks: Vec<SinkCheckpoint>,
+}
+
+/// What a pipeline resumes from. `sinks[i]` belongs to sink i; a missing entry means that sink
+/// starts fresh.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipelineResume {
+    pub processors: Vec<StateEntry>,
+    pub sinks: Vec<SinkResume>,
+}
+
+impl SinkResume {
+    /// Adds the next committed checkpoint: its offset replaces the last one, its state
+    /// entries follow the earlier ones.
+    pub fn push(&mut self, checkpoint: SinkCheckpoint) {
+        self.offset = checkpoint.offset;
+        self.state.extend(checkpoint.state);
+    }
+}
+
+impl PipelineResume {
+    /// Adds the next committed checkpoint, sink by sink.
+    pub fn push(&mut self, checkpoint: PipelineCheckpoint) {
+        self.processors.extend(checkpoint.processors);
+        if self.sinks.len() < checkpoint.sinks.len() {
+            self.sinks.resize_with(checkpoint.sinks.len(), SinkResume::default);
+        }
+        for (resume, sink) in self.sinks.iter_mut().zip(checkpoint.sinks) {
+            resume.push(sink);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(processor: u32, byte: u8) -> StateEntry {
+        StateEntry { processor, data: vec![byte] }
+    }
+
+    #[test]
+    fn push_keeps_the_last_offset_and_every_entry_in_order() {
+        let mut r = PipelineResume::default();
+        r.push(PipelineCheckpoint {
+            processors: vec![entry(0, 1)],
+            sinks: vec![SinkCheckpoint { offset: Some(10), state: vec![entry(1, 2)] }],
+        });
+        r.push(PipelineCheckpoint {
+            processors: vec![entry(0, 3)],
+            sinks: vec![
+                SinkCheckpoint { offset: Some(25), state: vec![entry(1, 4)] },
+                SinkCheckpoint { offset: None, state: vec![] },
+            ],
+        });
+        assert_eq!(r.processors, [entry(0, 1), entry(0, 3)]);
+        assert_eq!(r.sinks[0], SinkResume { offset: Some(25), state: vec![entry(1, 2), entry(1, 4)] });
+        assert_eq!(r.sinks[1], SinkResume::default());
+    }
+}

@@ -1,0 +1,49 @@
+//! Why a state directory could not be used, or a write failed.
+
+use std::path::PathBuf;
+
+use kumo_frontier::FrontierError;
+
+/// A state directory problem. Every variant names the directory and says what to do: kumo
+/// never starts over on its own when it finds state it cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "{}: not a kumo state directory (it holds other files and no {marker}); choose another --state directory",
+        path.display(),
+        marker = crate::dir::MARKER
+    )]
+    Foreign { path: PathBuf },
+    #[error(
+        "{}: state written by an incompatible kumo ({found}; this kumo reads format {expected}); run with --fresh to start over, or use another --state directory",
+        path.display()
+    )]
+    Incompatible { path: PathBuf, found: String, expected: u32 },
+    #[error(
+        "{}: the state directory is damaged ({detail}); kumo will not start over on its own: run with --fresh to discard it",
+        path.display()
+    )]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("{}: the state directory is in use by another kumo process", path.display())]
+    Locked { path: PathBuf },
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
+    #[error("state storage: {0}")]
+    Db(#[from] fjall::Error),
+    #[error("state storage: cannot encode: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl From<StoreError> for FrontierError {
+    fn from(e: StoreError) -> Self {
+        FrontierError::Storage(e.to_string())
+    }
+}
+
+pub(crate) fn db(e: fjall::Error) -> FrontierError {
+    FrontierError::Storage(e.to_string())
+}
+
+pub(crate) fn encode(e: serde_json::Error) -> FrontierError {
+    FrontierError::Storage(format!("cannot encode: {e}"))
+}

@@ -1,0 +1,278 @@
+//! The [`Frontier`] implementation: every commit is one atomic write batch holding the acks,
+//! the new requests and their fingerprints, retries, failures, the items and the counters.
+//! Leasing writes nothing: a lease is the request's queue entry, removed only when its
+//! completion commits.
+
+use std::time::{Instant, SystemTime};
+
+use async_trait::async_trait;
+use fjall::OwnedWriteBatch;
+use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
+use kumo_frontier::schedule::{Entry, Leased};
+use kumo_frontier::{
+    Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
+    Lease, PushReport, Readiness,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{db, encode};
+use crate::hosts::{Clock, HostRecord};
+use crate::keys;
+use crate::store::{COUNTERS, EmbeddedStore, Inner, Spaces};
+
+/// A failure as stored: the record, and the request so it can be re-queued as it was.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredFailure {
+    pub record: FailureRecord,
+    pub request: StoredRequest,
+}
+
+fn host_id(i: usize) -> u32 {
+    // Host indexes are created one by one; four billion hosts is beyond any crawl.
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+impl EmbeddedStore {
+    fn batch(&self) -> OwnedWriteBatch {
+        self.db.batch().durability(Some(self.persist))
+    }
+
+    /// Seen-checks `requests`, queues the new ones in memory and in `b`.
+    fn push_new(
+        sp: &Spaces,
+        inner: &mut Inner,
+        b: &mut OwnedWriteBatch,
+        requests: Vec<(Fingerprint, Request)>,
+        now: Instant,
+    ) -> Result<PushReport, FrontierError> {
+        let mut report = PushReport::default();
+        for (fp, req) in requests {
+            if !inner.seen.insert(fp) {
+                report.seen += 1;
+                continue;
+            }
+            report.added += 1;
+            b.insert(&sp.seen, &fp.to_bytes()[..], &[][..]);
+            let key = req.host_key();
+            let (i, created) = inner.table.host_for(&key, now);
+            if created {
+                let rec = serde_json::to_vec(&HostRecord::new(&key)).map_err(encode)?;
+                b.insert(&sp.hosts, &keys::host(host_id(i))[..], rec);
+            }
+            inner.queue_seq += 1;
+            let seq = inner.queue_seq;
+            let stored = StoredRequest::from(&req);
+            let value = serde_json::to_vec(&stored).map_err(encode)?;
+            b.insert(&sp.queue, &keys::queue(host_id(i), stored.priority, seq)[..], value);
+            inner.table.enqueue(i, Entry { seq, request: stored }, now);
+        }
+        Ok(report)
+    }
+
+    fn record_failure(
+        sp: &Spaces,
+        inner: &mut Inner,
+        b: &mut OwnedWriteBatch,
+        record: FailureRecord,
+        request: StoredRequest,
+    ) -> Result<(), FrontierError> {
+        inner.failure_seq += 1;
+        inner.failures += 1;
+        let value = serde_json::to_vec(&StoredFailure { record, request }).map_err(encode)?;
+        b.insert(&sp.failures, &keys::seq(inner.failure_seq)[..], value);
+        Ok(())
+    }
+
+    /// Writes the pacing of hosts leased since the last commit (only hosts with a delay or
+    /// rate limits have any), so a restart keeps their spacing.
+    fn save_pacing(sp: &Spaces, inner: &mut Inner, b: &mut OwnedWriteBatch) -> Result<(), FrontierError> {
+        let paced = inner.table.take_paced_leases();
+        if paced.is_empty() {
+            return Ok(());
+        }
+        let clock = Clock::now();
+        for i in paced {
+            let rec = HostRecord::from_pacing(inner.table.host_key(i), inner.table.pacing(i), clock);
+            b.insert(&sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+        }
+        Ok(())
+    }
+
+    fn apply(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        let sp = &self.sp;
+        let now = Instant::now();
+        let mut b = self.batch();
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let pushed = Self::push_new(sp, inner, &mut b, c.pushes, now)?;
+        let mut report = CommitReport { pushed, ..Default::default() };
+        for completion in c.completions {
+            match completion {
+                Completion::Done { lease, discovered } => {
+                    // Discoveries first: they are new work even if the lease went stale.
+                    let r = Self::push_new(sp, inner, &mut b, discovered, now)?;
+                    report.pushed.merge(r);
+                    match inner.table.take_lease(lease) {
+                        Ok(out) => {
+                            let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
+                            b.remove(&sp.queue, &k[..]);
+                            inner.table.schedule(out.host, now);
+                        }
+                        Err(_) => report.stale += 1,
+                    }
+                }
+                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
+                    let counts = matches!(completion, Completion::Retry { .. });
+                    let Ok(mut out) = inner.table.take_lease(lease) else {
+                        report.stale += 1;
+                        continue;
+                    };
+                    if counts {
+                        out.entry.request.retries += 1;
+                        let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
+                        b.insert(&sp.queue, &k[..], serde_json::to_vec(&out.entry.request).map_err(encode)?);
+                    }
+                    inner.table.requeue_front(out.host, out.entry, after, now);
+                }
+                Completion::Failed { lease, failure } => {
+                    let Ok(out) = inner.table.take_lease(lease) else {
+                        report.stale += 1;
+                        continue;
+                    };
+                    let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
+                    b.remove(&sp.queue, &k[..]);
+                    Self::record_failure(sp, inner, &mut b, failure, out.entry.request)?;
+                    inner.table.schedule(out.host, now);
+                }
+            }
+        }
+        Self::save_pacing(sp, inner, &mut b)?;
+        if !c.items.is_empty() {
+            for item in &c.items {
+                inner.item_seq += 1;
+                b.insert(
+                    &sp.journal,
+                    &keys::seq(inner.item_seq)[..],
+                    serde_json::to_vec(item).map_err(encode)?,
+                );
+            }
+            report.journaled_to = Some(inner.item_seq);
+        }
+        report.items = c.items;
+        if let Some(counters) = c.counters {
+            b.insert(&sp.meta, COUNTERS, counters(&report.pushed));
+        }
+        b.commit().map_err(db)?;
+        Ok(report)
+    }
+}
+
+#[async_trait]
+impl Frontier for EmbeddedStore {
+    async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
+        Ok(self.apply(Commit { pushes: requests, ..Default::default() })?.pushed)
+    }
+
+    async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError> {
+        let sp = &self.sp;
+        let mut inner = self.lock();
+        let mut refill = |host: usize, prio, after: u64, max: usize| {
+            let from = keys::queue(host_id(host), prio, after.saturating_add(1));
+            let to = keys::queue(host_id(host), prio, u64::MAX);
+            let mut out = Vec::with_capacity(max);
+            for kv in sp.queue.range(&from[..]..=&to[..]).take(max) {
+                let (k, v) = kv.into_inner().map_err(db)?;
+                let (_, _, seq) =
+                    keys::parse_queue(&k).ok_or_else(|| FrontierError::Storage("bad queue key".into()))?;
+                let request = serde_json::from_slice(&v)
+                    .map_err(|e| FrontierError::Storage(format!("queued request {seq}: {e}")))?;
+                out.push(Entry { seq, request });
+            }
+            Ok(out)
+        };
+        let Leased { leases, invalid } = inner.table.lease(max, Instant::now(), &mut refill)?;
+        if !invalid.is_empty() {
+            // Entries that no longer parse as requests leave the queue as failures.
+            let mut b = self.batch();
+            for (host, entry, message) in invalid {
+                let k = keys::queue(host_id(host), entry.request.priority, entry.seq);
+                b.remove(&sp.queue, &k[..]);
+                let record = FailureRecord {
+                    url: entry.request.url.to_string(),
+                    kind: ErrorKind::InvalidUrl,
+                    message,
+                    attempts: entry.request.retries,
+                    last_status: None,
+                    at: SystemTime::now(),
+                };
+                Self::record_failure(sp, &mut inner, &mut b, record, entry.request)?;
+            }
+            b.commit().map_err(db)?;
+        }
+        Ok(leases)
+    }
+
+    async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError> {
+        let first = batch.first().map(|c| match c {
+            Completion::Done { lease, .. }
+            | Completion::Retry { lease, .. }
+            | Completion::Defer { lease, .. }
+            | Completion::Failed { lease, .. } => lease.0,
+        });
+        let r = self.apply(Commit { completions: batch, ..Default::default() })?;
+        match (r.stale, first) {
+            (0, _) => Ok(r.pushed),
+            (_, id) => Err(FrontierError::UnknownLease(id.unwrap_or(0))),
+        }
+    }
+
+    async fn commit(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        self.apply(c)
+    }
+
+    async fn readiness(&self) -> Result<Readiness, FrontierError> {
+        Ok(self.lock().table.readiness(Instant::now()))
+    }
+
+    async fn adjust_host(&self, host_key: &str, adj: HostAdjustment) -> Result<(), FrontierError> {
+        let mut inner = self.lock();
+        let i = inner.table.adjust(host_key, adj, Instant::now());
+        let rec = HostRecord::from_pacing(host_key, inner.table.pacing(i), Clock::now());
+        let mut b = self.batch();
+        b.insert(&self.sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+        b.commit().map_err(db)
+    }
+
+    async fn stats(&self) -> Result<FrontierStats, FrontierError> {
+        let inner = self.lock();
+        Ok(FrontierStats {
+            queued: inner.table.queued(),
+            leased: inner.table.leased(),
+            hosts: inner.table.hosts(),
+            failed: inner.failures,
+        })
+    }
+
+    async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {
+        Ok(self.stored_failures()?.into_iter().map(|(_, f)| f.record).collect())
+    }
+
+    async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
+        Ok(self.sp.meta.get(COUNTERS).map_err(db)?.map(|v| v.to_vec()))
+    }
+}
+
+impl EmbeddedStore {
+    /// Every recorded failure with its sequence number, oldest first.
+    pub fn stored_failures(&self) -> Result<Vec<(u64, StoredFailure)>, FrontierError> {
+        let mut out = Vec::new();
+        for kv in self.sp.failures.iter() {
+            let (k, v) = kv.into_inner().map_err(db)?;
+            let seq = keys::parse_u64(&k).unwrap_or(0);
+            let f: StoredFailure = serde_json::from_slice(&v)
+                .map_err(|e| FrontierError::Storage(format!("failure {seq}: {e}")))?;
+            out.push((seq, f));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,66 @@
+//! What is kept of a host across restarts: its key, a delay raised by what the crawl learned
+//! (Crawl-delay), when it may next be fetched (a pause for 429/503) and when it was last
+//! leased (so a restart keeps the spacing the server saw).
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use kumo_frontier::schedule::HostPacing;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HostRecord {
+    pub key: String,
+    #[serde(default)]
+    pub delay_ms: u64,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub not_before_ms: u64,
+    #[serde(default)]
+    pub last_lease_ms: Option<u64>,
+}
+
+/// Converts between the monotonic clock the frontier runs on and wall-clock milliseconds,
+/// which is what survives a restart.
+#[derive(Clone, Copy)]
+pub(crate) struct Clock {
+    instant: Instant,
+    unix_ms: u64,
+}
+
+impl Clock {
+    pub fn now() -> Self {
+        let unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        Clock { instant: Instant::now(), unix_ms }
+    }
+
+    pub fn to_unix_ms(self, t: Instant) -> u64 {
+        if t >= self.instant {
+            self.unix_ms + (t - self.instant).as_millis() as u64
+        } else {
+            self.unix_ms.saturating_sub((self.instant - t).as_millis() as u64)
+        }
+    }
+
+    pub fn to_instant(self, ms: u64) -> Instant {
+        if ms >= self.unix_ms {
+            self.instant + Duration::from_millis(ms - self.unix_ms)
+        } else {
+            self.instant.checked_sub(Duration::from_millis(self.unix_ms - ms)).unwrap_or(self.instant)
+        }
+    }
+}
+
+impl HostRecord {
+    pub fn new(key: &str) -> Self {
+        HostRecord { key: key.to_string(), delay_ms: 0, not_before_ms: 0, last_lease_ms: None }
+    }
+
+    pub fn from_pacing(key: &str, p: HostPacing, clock: Clock) -> Self {
+        HostRecord {
+            key: key.to_string(),
+            delay_ms: p.delay.as_millis() as u64,
+            not_before_ms: clock.to_unix_ms(p.next_at),
+            last_lease_ms: p.last_lease.map(|t| clock.to_unix_ms(t)),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! kumo's default storage: the whole crawl state in an embedded database (fjall) in a state
+//! directory, so a crawl killed at any moment resumes with nothing lost or duplicated.
+//!
+//! - [`EmbeddedStore`] is a [`Frontier`](kumo_frontier::Frontier): per-host queues that spill
+//!   to disk, leases, the seen set (all 128 fingerprint bits, exact, in memory at under 16
+//!   bytes a URL and on disk), the failure queue, per-host politeness state and the crawl's
+//!   counters. Each scheduler commit is one atomic write batch.
+//! - It is also the [`ItemJournal`](kumo_pipeline::ItemJournal) the pipeline resumes from.
+//! - [`dir`] guards the state directory: its format marker, and clear errors for foreign,
+//!   damaged or incompatible directories (kumo never silently starts over).
+
+pub mod dir;
+mod error;
+mod frontier;
+mod hosts;
+mod journal;
+mod keys;
+mod store;
+
+pub use error::StoreError;
+pub use frontier::StoredFailure;
+pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

@@ -1,0 +1,222 @@
+//! The embedded store: one fjall database in the state directory, with a keyspace per kind
+//! of state, and the in-memory indexes rebuilt from it on open.
+//!
+//! | keyspace | key | value |
+//! |---|---|---|
+//! | `queue` | host, level, seq | a queued or leased request (`StoredRequest` JSON) |
+//! | `hosts` | host id | [`HostRecord`](crate::hosts::HostRecord) |
+//! | `seen` | 128-bit fingerprint | — |
+//! | `failures` | seq | failure record and its request |
+//! | `journal` | seq | an item not yet checkpointed by the pipeline |
+//! | `pipeline` | see `journal.rs` | sink positions and processor state |
+//! | `meta` | name | the crawl's counters |
+//!
+//! A leased request stays in `queue` until its completion commits, so a lease that was out
+//! when the process died is simply queued again on open.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use kumo_core::StoredRequest;
+use kumo_frontier::schedule::HostTable;
+use kumo_frontier::{ExactSeenSet, Politeness};
+
+use crate::hosts::{Clock, HostRecord};
+use crate::{StoreError, dir, keys};
+
+/// How hard a commit pushes its bytes to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// To the operating system: survives the process being killed (kill -9, a panic, OOM).
+    #[default]
+    Process,
+    /// fsync'ed: survives a power loss too, at a cost in throughput.
+    Power,
+}
+
+/// Settings of the embedded store.
+#[derive(Debug, Clone)]
+pub struct EmbeddedConfig {
+    pub politeness: Politeness,
+    pub lease_ttl: Duration,
+    /// Requests held in memory per host and priority level; the rest wait on disk.
+    pub spill_at: usize,
+    pub durability: Durability,
+}
+
+impl Default for EmbeddedConfig {
+    fn default() -> Self {
+        EmbeddedConfig {
+            politeness: Politeness::default(),
+            lease_ttl: Duration::from_secs(600),
+            spill_at: 256,
+            durability: Durability::Process,
+        }
+    }
+}
+
+pub(crate) struct Spaces {
+    pub meta: Keyspace,
+    pub queue: Keyspace,
+    pub hosts: Keyspace,
+    pub seen: Keyspace,
+    pub failures: Keyspace,
+    pub journal: Keyspace,
+    pub pipeline: Keyspace,
+}
+
+/// What lives in memory, under one lock.
+pub(crate) struct Inner {
+    pub table: HostTable,
+    pub seen: ExactSeenSet,
+    /// Last sequence numbers handed out.
+    pub queue_seq: u64,
+    pub failure_seq: u64,
+    pub item_seq: u64,
+    pub state_seq: u64,
+    pub failures: usize,
+}
+
+/// The embedded backend: a [`Frontier`](kumo_frontier::Frontier) whose every commit is one
+/// atomic write, plus the item journal the pipeline resumes from.
+pub struct EmbeddedStore {
+    pub(crate) dir: PathBuf,
+    pub(crate) db: Database,
+    pub(crate) sp: Spaces,
+    pub(crate) inner: Mutex<Inner>,
+    pub(crate) persist: PersistMode,
+    resumed: bool,
+}
+
+impl std::fmt::Debug for EmbeddedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStore").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedStore {
+    /// Opens (or creates) the state in `dir` and rebuilds the in-memory indexes from it.
+    pub fn open(dir: &Path, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
+        let (db_path, new) = dir::prepare(dir)?;
+        let db = Database::builder(&db_path)
+            .cache_size(32 * 1024 * 1024)
+            .open()
+            .map_err(|e| dir::open_error(dir, e))?;
+        let ks = |name: &str| {
+            db.keyspace(name, KeyspaceCreateOptions::default).map_err(|e| dir::open_error(dir, e))
+        };
+        let sp = Spaces {
+            meta: ks("meta")?,
+            queue: ks("queue")?,
+            hosts: ks("hosts")?,
+            seen: ks("seen")?,
+            failures: ks("failures")?,
+            journal: ks("journal")?,
+            pipeline: ks("pipeline")?,
+        };
+        let inner = Inner {
+            table: HostTable::new(cfg.politeness, cfg.lease_ttl, cfg.spill_at),
+            seen: ExactSeenSet::new(),
+            queue_seq: 0,
+            failure_seq: 0,
+            item_seq: 0,
+            state_seq: 0,
+            failures: 0,
+        };
+        let persist = match cfg.durability {
+            Durability::Process => PersistMode::Buffer,
+            Durability::Power => PersistMode::SyncData,
+        };
+        let mut store =
+            EmbeddedStore { dir: dir.into(), db, sp, inner: Mutex::new(inner), persist, resumed: false };
+        store.resumed = !new && store.load()?;
+        Ok(store)
+    }
+
+    /// Whether the directory held an earlier crawl's state.
+    pub fn resumed(&self) -> bool {
+        self.resumed
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every mutation leaves the indexes consistent before it can panic.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rebuilds hosts, queues, the seen set and the sequence numbers. Returns whether there
+    /// was anything to resume.
+    fn load(&mut self) -> Result<bool, StoreError> {
+        let clock = Clock::now();
+        let now = std::time::Instant::now();
+        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut any = false;
+        // Hosts first, in id order, so table index == host id.
+        for kv in self.sp.hosts.iter() {
+            let (k, v) = kv.into_inner()?;
+            let id =
+                keys::parse_u32(&k).ok_or_else(|| corrupt(&self.dir, "a host key has the wrong length"))?;
+            let rec: HostRecord =
+                serde_json::from_slice(&v).map_err(|e| corrupt(&self.dir, format!("host {id}: {e}")))?;
+            let (i, _) = inner.table.host_for(&rec.key, now);
+            if i as u32 != id {
+                return Err(corrupt(&self.dir, format!("host ids are not contiguous at {id}")));
+            }
+            inner.table.restore_pacing(
+                i,
+                Duration::from_millis(rec.delay_ms),
+                clock.to_instant(rec.not_before_ms),
+                rec.last_lease_ms.map(|ms| clock.to_instant(ms)),
+            );
+            any = true;
+        }
+        for kv in self.sp.queue.iter() {
+            let (k, v) = kv.into_inner()?;
+            let (host, prio, seq) = keys::parse_queue(&k)
+                .ok_or_else(|| corrupt(&self.dir, "a queue key has the wrong length"))?;
+            if host as usize >= inner.table.hosts() {
+                return Err(corrupt(&self.dir, format!("a queued request names unknown host {host}")));
+            }
+            inner.queue_seq = inner.queue_seq.max(seq);
+            inner
+                .table
+                .enqueue_with(host as usize, prio, seq, now, || serde_json::from_slice::<StoredRequest>(&v))
+                .map_err(|e| corrupt(&self.dir, format!("queued request {seq}: {e}")))?;
+            any = true;
+        }
+        let mut fps = Vec::new();
+        for kv in self.sp.seen.iter() {
+            let k = kv.key()?;
+            let b: [u8; 16] =
+                k[..].try_into().map_err(|_| corrupt(&self.dir, "a fingerprint has the wrong length"))?;
+            fps.push(kumo_core::Fingerprint::from_bytes(b));
+            if fps.len() == 65_536 {
+                inner.seen.extend_from_sorted(fps.drain(..));
+            }
+        }
+        inner.seen.extend_from_sorted(fps);
+        any |= !inner.seen.is_empty();
+        for kv in self.sp.failures.iter() {
+            let k = kv.key()?;
+            inner.failure_seq = inner.failure_seq.max(keys::parse_u64(&k).unwrap_or(0));
+            inner.failures += 1;
+        }
+        if let Some(kv) = self.sp.journal.last_key_value() {
+            inner.item_seq = keys::parse_u64(&kv.key()?).unwrap_or(0);
+        }
+        inner.item_seq = inner.item_seq.max(crate::journal::consumed_upto(&self.sp)?);
+        inner.state_seq = crate::journal::last_state_seq(&self.sp)?;
+        Ok(any || self.sp.meta.get(COUNTERS)?.is_some())
+    }
+}
+
+pub(crate) const COUNTERS: &str = "counters";
+
+fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
+    StoreError::Corrupt { path: dir.into(), detail: detail.into() }
+}
