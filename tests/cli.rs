@@ -9,9 +9,12 @@ use kumo_testsite::{ServerBuilder, SiteConfig};
 
 const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
 
-/// Runs `kumo ARGS` with a 60 s guard.
+/// Runs `kumo ARGS` with a 60 s guard, in a fresh working directory (where the default
+/// crawl state goes).
 async fn kumo(args: &[&str]) -> Output {
-    let child = tokio::process::Command::new(KUMO).args(args).kill_on_drop(true).output();
+    let cwd = tempfile::tempdir().unwrap();
+    let child =
+        tokio::process::Command::new(KUMO).args(args).current_dir(cwd.path()).kill_on_drop(true).output();
     tokio::time::timeout(Duration::from_secs(60), child)
         .await
         .expect("kumo finished in 60 s")

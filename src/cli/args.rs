@@ -62,9 +62,13 @@ pub struct CrawlArgs {
     /// Start URLs (http or https).
     #[arg(required_unless_present = "sitemaps", value_name = "URL")]
     pub urls: Vec<String>,
-    /// Where the page records go: a file, or - for standard output.
-    #[arg(short, long, default_value = "-", value_name = "FILE|-")]
+    /// Where the page records go: a JSON Lines file, - for standard output, or a PostgreSQL
+    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table).
+    #[arg(short, long, default_value = "-", value_name = "FILE|-|URL")]
     pub output: String,
+    /// The table for a PostgreSQL output (created if missing).
+    #[arg(long, default_value = "kumo_pages", value_name = "NAME")]
+    pub pg_table: String,
     /// Deepest link depth to follow (start URLs are depth 0); 0 means unlimited.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_depth: u32,
@@ -151,6 +155,26 @@ pub struct CrawlArgs {
     /// With a spider file (`kumo crawl FILE.toml`): replaces `{base}` in its seeds.
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,
+    #[command(flatten)]
+    pub state: StateArgs,
+}
+
+/// Where the crawl's state lives. By default in `.kumo/state/NAME` (NAME from the start URLs),
+/// so running the same command again resumes.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StateArgs {
+    /// The state directory (default: .kumo/state/ and a name derived from the start URLs).
+    #[arg(long = "state", value_name = "DIR", conflicts_with = "memory")]
+    pub dir: Option<PathBuf>,
+    /// Keep everything in memory: nothing is saved, nothing can resume.
+    #[arg(long)]
+    pub memory: bool,
+    /// Discard the saved state and start over.
+    #[arg(long, conflicts_with = "memory")]
+    pub fresh: bool,
+    /// fsync every commit, so the state also survives a power loss (slower).
+    #[arg(long, conflicts_with = "memory")]
+    pub fsync: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -10,10 +10,10 @@ use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
 use kumo_engine::{CrawlConfig, Engine, RobotsConfig, StopMode, Summary};
 use kumo_frontier::{
-    HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
+    Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
 };
-use kumo_pipeline::{JsonLinesSink, Sink};
+use kumo_pipeline::{JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
 use super::progress::ProgressBar;
@@ -123,9 +123,15 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     })
 }
 
-fn open_output(target: &str) -> Result<Box<dyn Sink>> {
+/// `-`: standard output; `postgres://…` or `postgresql://…`: a PostgreSQL table (JSONB rows
+/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file.
+async fn open_output(target: &str, pg_table: &str) -> Result<Box<dyn Sink>> {
     if target == "-" {
         return Ok(Box::new(JsonLinesSink::stdout()));
+    }
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let cfg = PgSinkConfig::jsonb(pg_table).with_key(["url"]);
+        return Ok(Box::new(PostgresSink::connect(target, cfg).await?));
     }
     Ok(Box::new(JsonLinesSink::create(Path::new(target)).map_err(anyhow::Error::from)?))
 }
@@ -136,12 +142,33 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     }
     let seeds = parse_seeds(&a.urls)?;
     let cfg = config_from_args(&a, seeds)?;
-    let sink = open_output(&a.output)?;
-    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
-        politeness: cfg.politeness.clone(),
-        ..Default::default()
-    }));
-    let mut engine = Engine::new();
+    let sink = open_output(&a.output, &a.pg_table).await?;
+    let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
+    let (frontier, mut engine): (Arc<dyn Frontier>, Engine) =
+        match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
+            Some(store) => {
+                store.check_outputs(&[sink.name()])?;
+                let stats = store.stats().await?;
+                if store.resumed() {
+                    eprintln!(
+                        "resuming from {} ({} queued, {} failed; --fresh starts over)",
+                        store.dir().display(),
+                        stats.queued,
+                        stats.failed
+                    );
+                } else {
+                    tracing::info!(state = %store.dir().display(), "new crawl state");
+                }
+                (store.clone(), Engine::new().with_journal(store))
+            }
+            None => {
+                let politeness = cfg.politeness.clone();
+                (
+                    Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() })),
+                    Engine::new(),
+                )
+            }
+        };
     engine.init(cfg, frontier, vec![sink])?;
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first

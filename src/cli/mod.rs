@@ -9,6 +9,7 @@ mod parse_cmd;
 mod progress;
 mod shell;
 mod spider;
+mod state;
 mod testsite;
 
 use std::process::ExitCode;

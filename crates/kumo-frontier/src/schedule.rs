@@ -436,8 +436,8 @@ impl HostTable {
     }
 
     /// Restores a host's politeness state from an earlier run. Without knowing what happened
-    /// between its last lease and now, a rate-limited host counts its windows as full at
-    /// that lease, so a restart never bursts past a limit.
+    /// after its last lease, the host waits two delays from it, and a rate-limited host counts
+    /// its windows as full at that lease, so a restart never bursts past a limit.
     pub fn restore_pacing(
         &mut self,
         i: usize,
@@ -449,7 +449,9 @@ impl HostTable {
         h.policy.delay = h.policy.delay.max(delay);
         let mut at = not_before;
         if let Some(t) = last_lease {
-            at = at.max(t + h.policy.delay);
+            // The lease time is known, not when its request reached the server (a killed run
+            // may have sent it late): a second delay covers that.
+            at = at.max(t + h.policy.next_gap() + h.policy.delay);
             if let Some(r) = &mut h.rate {
                 r.assume_full_at(t);
             }

@@ -26,6 +26,11 @@ pub enum StoreError {
     Corrupt { path: PathBuf, detail: String },
     #[error("{}: the state directory is in use by another kumo process", path.display())]
     Locked { path: PathBuf },
+    #[error(
+        "{}: this crawl wrote to {saved}, not {now}; resume with the same outputs, or run with --fresh",
+        path.display()
+    )]
+    OutputsChanged { path: PathBuf, saved: String, now: String },
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },
     #[error("state storage: {0}")]

@@ -191,9 +191,12 @@ impl Frontier for EmbeddedStore {
             Ok(out)
         };
         let Leased { leases, invalid } = inner.table.lease(max, Instant::now(), &mut refill)?;
+        let mut b = self.batch();
+        // A paced host's last lease is written before its request leaves, so a restart after a
+        // kill keeps the spacing the server sees (paced hosts lease slowly: this is cheap).
+        Self::save_pacing(sp, &mut inner, &mut b)?;
         if !invalid.is_empty() {
             // Entries that no longer parse as requests leave the queue as failures.
-            let mut b = self.batch();
             for (host, entry, message) in invalid {
                 let k = keys::queue(host_id(host), entry.request.priority, entry.seq);
                 b.remove(&sp.queue, &k[..]);
@@ -207,6 +210,8 @@ impl Frontier for EmbeddedStore {
                 };
                 Self::record_failure(sp, &mut inner, &mut b, record, entry.request)?;
             }
+        }
+        if !b.is_empty() {
             b.commit().map_err(db)?;
         }
         Ok(leases)

@@ -33,11 +33,12 @@ impl Clock {
         Clock { instant: Instant::now(), unix_ms }
     }
 
+    /// Rounded up, so a restored instant is never earlier than the real one.
     pub fn to_unix_ms(self, t: Instant) -> u64 {
         if t >= self.instant {
-            self.unix_ms + (t - self.instant).as_millis() as u64
+            self.unix_ms + (t - self.instant).as_micros().div_ceil(1000) as u64 + 1
         } else {
-            self.unix_ms.saturating_sub((self.instant - t).as_millis() as u64)
+            self.unix_ms.saturating_sub((self.instant - t).as_millis() as u64) + 1
         }
     }
 

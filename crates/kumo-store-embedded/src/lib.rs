@@ -15,6 +15,7 @@ mod frontier;
 mod hosts;
 mod journal;
 mod keys;
+mod outputs;
 mod store;
 
 pub use error::StoreError;

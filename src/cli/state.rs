@@ -1,0 +1,45 @@
+//! The crawl's state directory: derived from the start URLs unless `--state` names one,
+//! discarded by `--fresh`, opened as the embedded store.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+use kumo_frontier::Politeness;
+use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore, dir};
+use url::Url;
+
+use super::args::StateArgs;
+
+/// Where derived state directories go, relative to the working directory.
+pub const STATE_ROOT: &str = ".kumo/state";
+
+/// `.kumo/state/<first host>-<hash of every start URL>`: the same command finds the same
+/// directory, a different crawl a different one.
+pub fn derived_dir(starts: &[Url]) -> PathBuf {
+    let mut sorted: Vec<&str> = starts.iter().map(Url::as_str).collect();
+    sorted.sort_unstable();
+    let hash = xxhash_rust::xxh3::xxh3_64(sorted.join("\n").as_bytes());
+    let host = starts.first().and_then(|u| u.host_str()).unwrap_or("crawl");
+    let host: String =
+        host.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+    Path::new(STATE_ROOT).join(format!("{host}-{:08x}", hash as u32))
+}
+
+/// Opens the store for a crawl of `starts`, or `None` with `--memory`.
+pub fn open(a: &StateArgs, starts: &[Url], politeness: Politeness) -> Result<Option<Arc<EmbeddedStore>>> {
+    if a.memory {
+        return Ok(None);
+    }
+    let path = a.dir.clone().unwrap_or_else(|| derived_dir(starts));
+    if a.fresh {
+        dir::discard(&path)?;
+    }
+    let cfg = EmbeddedConfig {
+        politeness,
+        durability: if a.fsync { Durability::Power } else { Durability::Process },
+        ..Default::default()
+    };
+    let store = EmbeddedStore::open(&path, cfg)?;
+    Ok(Some(Arc::new(store)))
+}

@@ -1,0 +1,187 @@
+//! kill -9 at random moments, resume, and nothing is lost or duplicated: the real binary
+//! crawls the synthetic site with its default embedded state, is killed again and again,
+//! and the final output, the summary and the server's log are checked against the ground
+//! truth. `KUMO_KILLS=20 cargo test --test kill_resume` (or scripts/kill-test.sh) kills more.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use kumo_testsite::services::Postgres;
+use kumo_testsite::{ServerBuilder, SiteConfig, TestServer};
+
+const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
+const PER_HOST: usize = 4;
+
+fn kills() -> usize {
+    std::env::var("KUMO_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+}
+
+/// Runs `kumo crawl` and kills it with SIGKILL after `kill_after`, unless it ends first.
+/// Returns whether it was killed while running.
+async fn run_and_kill(
+    args: &[String],
+    cwd: &Path,
+    kill_after: Option<Duration>,
+) -> (bool, std::process::Output) {
+    let mut child = tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts");
+    let mut killed = false;
+    if let Some(after) = kill_after {
+        tokio::select! {
+            _ = tokio::time::sleep(after) => {
+                child.start_kill().expect("SIGKILL");
+                killed = true;
+            }
+            _ = child.wait() => {}
+        }
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("kumo ends within 120 s")
+        .expect("kumo ran");
+    (killed && !out.status.success(), out)
+}
+
+/// Kills the crawl `kills()` times at random moments, then lets it finish. Returns the final
+/// run's summary.
+async fn crawl_with_kills(args: Vec<String>, cwd: &Path) -> serde_json::Value {
+    let seed = fastrand::u64(..);
+    eprintln!("kill schedule seed: {seed}");
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let started = Instant::now();
+    let mut killed = 0;
+    let mut attempts = 0;
+    while killed < kills() && attempts < kills() * 3 {
+        attempts += 1;
+        let after = Duration::from_millis(rng.u64(150..1200));
+        let (was_killed, out) = run_and_kill(&args, cwd, Some(after)).await;
+        if was_killed {
+            killed += 1;
+        } else {
+            assert!(out.status.success(), "kumo failed: {}", String::from_utf8_lossy(&out.stderr));
+            break; // the crawl finished before the kill
+        }
+    }
+    assert!(killed >= kills().min(5), "only {killed} kills landed mid-crawl");
+    let (_, out) = run_and_kill(&args, cwd, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "final run failed: {stderr}");
+    assert!(stderr.contains("resuming from"), "the final run resumed: {stderr}");
+    eprintln!("{killed} kills, {:.1}s in all", started.elapsed().as_secs_f64());
+    let summary = cwd.join("summary.json");
+    serde_json::from_str(&std::fs::read_to_string(summary).expect("summary written")).expect("summary JSON")
+}
+
+fn site() -> (SiteConfig, usize) {
+    let site = SiteConfig { pages: 20_000, page_bytes: 3_000, ..Default::default() };
+    let unique = site.ground_truth().unique_urls;
+    (site, unique)
+}
+
+/// Every same-host URL of the ground truth was requested at least once (a page may be
+/// fetched again after a kill: its commit was lost), and the server never saw more than
+/// `PER_HOST` requests at once.
+fn check_server(server: &TestServer, unique: usize) {
+    let pages: HashSet<String> =
+        server.hits().into_iter().map(|h| h.target).filter(|t| t != "/robots.txt").collect();
+    assert_eq!(pages.len(), unique, "every page fetched at least once, nothing else");
+    assert!(server.max_in_flight() <= PER_HOST, "{} in flight at once", server.max_in_flight());
+}
+
+fn check_summary(summary: &serde_json::Value, unique: usize) {
+    assert_eq!(summary["pages"], unique as u64, "pages counted once each across runs");
+    assert_eq!(summary["items"], unique as u64);
+    let by_status: BTreeMap<String, u64> = serde_json::from_value(summary["by_status"].clone()).unwrap();
+    assert_eq!(by_status, BTreeMap::from([("200".to_string(), unique as u64)]));
+    assert_eq!(summary["frontier"]["queued"], 0);
+    assert_eq!(summary["failed"], 0);
+}
+
+fn crawl_args(server: &TestServer, output: &str) -> Vec<String> {
+    [
+        "crawl",
+        &server.url("/index.html"),
+        "-o",
+        output,
+        "--per-host",
+        &PER_HOST.to_string(),
+        "--no-progress",
+        "--summary-json",
+        "summary.json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_then_resume_writes_every_page_once_to_jsonl() {
+    let (site, unique) = site();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl_with_kills(crawl_args(&server, "pages.jsonl"), dir.path()).await;
+
+    let text = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap();
+    let mut urls = HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not whole JSON: {e}", n + 1));
+        let url = v["url"].as_str().expect("url").to_string();
+        assert!(urls.insert(url.clone()), "{url} written twice");
+    }
+    assert_eq!(urls.len(), unique, "every page's record exactly once");
+    check_summary(&summary, unique);
+    check_server(&server, unique);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_then_resume_writes_every_page_once_to_postgres() {
+    let (site, unique) = site();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let pg = Postgres::start().await.unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let summary = crawl_with_kills(crawl_args(&server, &pg.url()), dir.path()).await;
+
+    let (client, conn) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(conn);
+    let row = client
+        .query_one("SELECT count(*), count(DISTINCT item ->> 'url') FROM kumo_pages", &[])
+        .await
+        .unwrap();
+    let (rows, distinct): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!((rows, distinct), (unique as i64, unique as i64), "every page's row exactly once");
+    check_summary(&summary, unique);
+    check_server(&server, unique);
+}
+
+/// A host's delay holds across kills: the server never sees two requests closer than the
+/// delay, even when one run is killed and the next starts at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_keeps_the_delay_between_runs() {
+    let site = SiteConfig { pages: 40, page_bytes: 1_000, ..Default::default() };
+    let unique = site.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = crawl_args(&server, "pages.jsonl");
+    args.extend(["--delay-ms".to_string(), "40".to_string(), "--ignore-robots".to_string()]);
+    let mut rng = fastrand::Rng::new();
+    for _ in 0..3 {
+        let (_, out) = run_and_kill(&args, dir.path(), Some(Duration::from_millis(rng.u64(200..600)))).await;
+        assert!(out.status.code() != Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let (_, out) = run_and_kill(&args, dir.path(), None).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hits = server.hits();
+    let pages: HashSet<&str> = hits.iter().map(|h| h.target.as_str()).collect();
+    assert_eq!(pages.len(), unique);
+    let closest = hits.windows(2).map(|w| w[1].at - w[0].at).min().unwrap();
+    assert!(closest >= Duration::from_millis(40), "two requests {closest:?} apart");
+}
