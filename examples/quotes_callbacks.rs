@@ -1,24 +1,27 @@
-//! The quotes spider written with Colly-style callbacks: the same 100 quotes as
-//! `examples/quotes.toml`, from Rust.
+//! The quotes spider written with Colly-style callbacks: the same data as
+//! `examples/quotes.toml` — 100 quotes, 50 authors, 137 tags, each item tagged with `_model` —
+//! from Rust.
 //!
 //! ```sh
 //! kumo testsite --dir ../shared/testdata/quotes-site --port 8000 &
 //! cargo run --example quotes_callbacks -- http://127.0.0.1:8000/
 //! ```
 //!
-//! Quotes also appear on tag pages; the pipeline's `DedupByKey` keeps one of each. The page
-//! number travels to each next page as typed request data and is written into the items.
+//! Listing and tag pages are read with CSS callbacks (`on_html`), author pages and author links
+//! with XPath ones (`on_xpath`). Quotes also appear on tag pages; a `DedupByKey` per model
+//! keeps one of each quote, author and tag. The listing page number travels to each next page
+//! as typed request data.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use kumo_core::Item;
 use kumo_pipeline::ProcessorChain;
-use kumo_pipeline::processors::DedupByKey;
+use kumo_pipeline::processors::{DedupByKey, OnlyModel};
 use kumo_spider::Collector;
 use serde::{Deserialize, Serialize};
 
-/// What a listing page tells the pages it links to.
+/// What a listing page tells the next one.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Listing {
     pub page: u32,
@@ -35,14 +38,37 @@ pub fn quotes_collector(seen: Seen) -> Collector {
                 seen.lock().unwrap_or_else(|e| e.into_inner()).insert(resp.url.path().to_string(), l.page);
             }
         })
+        // Quotes, on listing and tag pages. Text and author are required, as in the TOML model.
         .on_html("div.quote", |el, ctx| {
-            let page = ctx.data::<Listing>().map_or(1, |l| l.page);
+            let (Some(text), Some(author)) = (el.select_text("span.text"), el.select_text("small.author"))
+            else {
+                return;
+            };
             ctx.emit(
                 Item::new()
-                    .with("text", el.select_text("span.text"))
-                    .with("author", el.select_text("small.author"))
-                    .with("tags", el.select_texts("a.tag"))
-                    .with("listing_page", page),
+                    .with("_model", "quote")
+                    .with("text", text)
+                    .with("author", author)
+                    .with("tags", el.select_texts("a.tag")),
+            );
+        })
+        // A tag page names its tag in its heading, linked to itself.
+        .on_html("h3 > a[href^='/tag/']", |el, ctx| {
+            let name = el.text();
+            if !name.is_empty() {
+                ctx.emit(Item::new().with("_model", "tag").with("name", name));
+            }
+        })
+        .on_xpath("//div[@class='author-details']", |author, ctx| {
+            let Some(name) = author.select_text(".//h3[@class='author-title']") else { return };
+            let place = author.select_text(".//span[@class='author-born-location']");
+            ctx.emit(
+                Item::new()
+                    .with("_model", "author")
+                    .with("name", name)
+                    .with("birth_date", author.select_text(".//span[@class='author-born-date']"))
+                    .with("birth_place", place.map(|p| p.strip_prefix("in ").unwrap_or(&p).to_string()))
+                    .with("description", author.select_text(".//div[@class='author-description']")),
             );
         })
         .on_html("li.next > a[href]", |el, ctx| {
@@ -56,11 +82,19 @@ pub fn quotes_collector(seen: Seen) -> Collector {
                 ctx.visit(href);
             }
         })
+        .on_xpath("//a[starts-with(@href, '/author/')]", |a, ctx| {
+            if let Some(href) = a.attr("href") {
+                ctx.visit(&href);
+            }
+        })
 }
 
-/// Quotes are de-duplicated by their text.
+/// One of each quote (by text), author and tag (by name), as the TOML file's processors.
 pub fn processors() -> ProcessorChain {
-    ProcessorChain::new(true).with(DedupByKey::new(["text"]))
+    ProcessorChain::new(true)
+        .with(OnlyModel::new("quote", Box::new(DedupByKey::new(["text"]))))
+        .with(OnlyModel::new("author", Box::new(DedupByKey::new(["name"]))))
+        .with(OnlyModel::new("tag", Box::new(DedupByKey::new(["name"]))))
 }
 
 #[allow(dead_code)]

@@ -197,6 +197,10 @@ pub struct BenchArgs {
     /// Print the summary as JSON too.
     #[arg(long)]
     pub json: bool,
+    /// Crawl on the embedded store with page records journaled to a file, as `kumo crawl`
+    /// does by default (the default bench keeps everything in memory).
+    #[arg(long)]
+    pub durable: bool,
 }
 
 #[derive(Args, Debug, Clone)]

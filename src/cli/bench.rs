@@ -8,12 +8,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use kumo_core::Url;
 use kumo_engine::{CrawlConfig, Engine};
-use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
+use kumo_frontier::{Frontier, HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
 use kumo_pipeline::JsonLinesSink;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use super::args::BenchArgs;
+use super::args::{BenchArgs, StateArgs};
 
 /// CPU seconds (user + system) used by this process so far.
 fn cpu_secs() -> Option<f64> {
@@ -66,22 +66,39 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         },
         ..Default::default()
     };
-    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
-        politeness: cfg.politeness.clone(),
-        ..Default::default()
-    }));
-    // Page records are serialized as for a real crawl, then thrown away.
-    let sink = JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()));
+    let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
+    let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if a.durable {
+        // As `kumo crawl` runs by default: every commit to the embedded store, items
+        // journaled and checkpointed into a real file.
+        let store = super::state::open(
+            &StateArgs { dir: Some(state_dir.clone()), fresh: true, ..Default::default() },
+            &cfg.seeds,
+            cfg.politeness.clone(),
+        )?
+        .context("a durable bench needs a store")?;
+        let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
+        (store.clone(), Engine::new().with_journal(store), sink)
+    } else {
+        let politeness = cfg.politeness.clone();
+        let frontier =
+            Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
+        // Page records are serialized as for a real crawl, then thrown away.
+        (frontier, Engine::new(), JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink())))
+    };
     let cpu0 = cpu_secs().unwrap_or(0.0);
-    let mut engine = Engine::new();
     engine.init(cfg, frontier, vec![Box::new(sink)])?;
     engine.start().await?;
     let summary = engine.wait().await?;
     let cpu = cpu_secs().unwrap_or(0.0) - cpu0;
     let _ = child.kill().await;
+    drop(engine);
+    if a.durable {
+        let _ = std::fs::remove_dir_all(&state_dir);
+    }
 
     let pages = summary.pages.max(1) as f64;
     let peak = peak_rss().unwrap_or(0);
+    println!("state:        {}", if a.durable { "embedded store (durable)" } else { "in memory" });
     println!("pages:        {}", summary.pages);
     println!("elapsed:      {:.2} s", summary.elapsed_secs);
     println!("pages/s:      {:.0}", summary.pages_per_sec);

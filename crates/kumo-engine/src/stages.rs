@@ -268,7 +268,7 @@ impl ParseStage {
             Some(Ok(target)) => {
                 admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
             }
-            Some(Err(e)) => self.errors.send(CrawlError {
+            Some(Err(e)) => self.report(CrawlError {
                 stage: Stage::Parser,
                 kind: ErrorKind::BadRedirect,
                 module: Some(module.id.clone()),
@@ -284,6 +284,13 @@ impl ParseStage {
 }
 
 impl ParseStage {
+    /// A parser error goes to the listeners as well as the error stream, as the scheduler's
+    /// fetch failures do: a listener must not miss what the stream shows.
+    fn report(&self, error: CrawlError) {
+        self.cfg.listeners.error(&error);
+        self.errors.send(error);
+    }
+
     /// A sitemap's entries as requests: pages (with the sitemap's priority and lastmod kept)
     /// or, from an index, more sitemaps, at most `MAX_SITEMAP_NESTING` indexes deep.
     fn sitemap(&self, module: &AnalyzerModule, resp: &Response, nesting: u8) -> Analysis {
@@ -292,7 +299,7 @@ impl ParseStage {
         let map = match kumo_parse::parse_sitemap(&resp.body, &resp.url) {
             Ok(m) => m,
             Err(e) => {
-                self.errors.send(CrawlError {
+                self.report(CrawlError {
                     stage: Stage::Parser,
                     kind: ErrorKind::Decode,
                     module: Some(module.id.clone()),

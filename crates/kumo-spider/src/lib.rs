@@ -4,8 +4,9 @@
 //!   ([`SpiderFile`]), each site run on its own engine by [`run_sites`].
 //! - [`Spider`]: a trait for spiders written in Rust (start requests; parse a response into
 //!   requests and items), run through [`SpiderAnalyzer`].
-//! - [`Collector`]: a Colly-style builder of callbacks (`on_html`, `on_response`, `on_error`,
-//!   `on_scraped`) with request-scoped typed context.
+//! - [`Collector`]: a Colly-style builder of callbacks (`on_html` by CSS selector, `on_xpath`
+//!   on HTML and XML, `on_response`, `on_error`, `on_scraped`) with request-scoped typed
+//!   context.
 //!
 //! [`Analyzer`]: kumo_engine::Analyzer
 
@@ -17,8 +18,10 @@ mod rules;
 mod run;
 mod spider;
 
-pub use collector::{Collector, Ctx, Element};
-pub use config::{LoadError, LoadOptions, OutputSpec, SiteSpec, SpiderConfigError, SpiderFile};
+pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};
+pub use config::{
+    LoadError, LoadOptions, OutputSpec, PostgresOutput, SiteSpec, SpiderConfigError, SpiderFile,
+};
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches};
 pub use rules::UrlRules;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use kumo_engine::{Engine, EngineError, Summary};
 use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
-use kumo_pipeline::{CsvSink, JsonLinesSink, PgSinkConfig, PostgresSink, ProcessingSink, Sink, SinkError};
+use kumo_pipeline::{CsvSink, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError};
 
 use crate::SiteSpec;
 
@@ -26,8 +26,8 @@ pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError
     if let Some(p) = &o.csv {
         sinks.push(Box::new(CsvSink::create(p, csv_columns(site))?));
     }
-    if let Some((url, table)) = &o.postgres {
-        sinks.push(Box::new(PostgresSink::connect(url, PgSinkConfig::jsonb(table.clone())).await?));
+    if let Some(pg) = &o.postgres {
+        sinks.push(Box::new(PostgresSink::connect(&pg.url, pg.sink.clone()).await?));
     }
     if o.stdout || sinks.is_empty() {
         sinks.push(Box::new(JsonLinesSink::stdout()));

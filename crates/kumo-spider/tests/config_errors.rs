@@ -62,3 +62,69 @@ fn base_placeholder_needs_a_base() {
     .unwrap();
     assert_eq!(ok.sites[0].crawl.seeds[0].as_str(), "http://127.0.0.1:9/x");
 }
+
+const POSTGRES: &str = "[site.output.postgres]\nurl = \"postgres://kumo@127.0.0.1:1/kumo\"\ntable = \"t\"\n";
+
+#[test]
+fn bad_postgres_column_type() {
+    let e = err(&format!(
+        "{HEAD}{POSTGRES}columns = [\n  {{ name = \"a\", type = \"text\" }},\n  {{ name = \"n\", type = \"integer\" }},\n]\n"
+    ));
+    assert_eq!((e.line, e.column), (9, 24), "{e}");
+    assert_eq!(e.field.as_deref(), Some("site \"s\" → output.postgres.columns[1].type"));
+    assert_eq!(
+        e.message,
+        "unknown column type \"integer\": use one of text, bigint, double precision, boolean, jsonb, timestamptz"
+    );
+}
+
+#[test]
+fn postgres_columns_and_key_are_checked() {
+    let e = err(&format!(
+        "{HEAD}{POSTGRES}columns = [{{ name = \"a\", type = \"text\" }}]\nkey = [\"a\", \"b\"]\n"
+    ));
+    assert_eq!((e.line, e.column), (8, 13), "{e}");
+    assert_eq!(e.field.as_deref(), Some("site \"s\" → output.postgres.key[1]"));
+    assert_eq!(e.message, "`b` is not one of the columns");
+
+    let e = err(&format!(
+        "{HEAD}{POSTGRES}columns = [{{ name = \"a\", type = \"text\" }}, {{ name = \"a\", type = \"bigint\" }}]\n"
+    ));
+    assert_eq!(e.field.as_deref(), Some("site \"s\" → output.postgres.columns[1].name"), "{e}");
+    assert_eq!(e.message, "column `a` is given twice");
+
+    let e = err(&format!("{HEAD}{POSTGRES}columns = []\n"));
+    assert_eq!((e.line, e.column), (7, 11), "{e}");
+    assert!(e.message.starts_with("no columns"), "{e}");
+
+    let e = err(&format!("{HEAD}{POSTGRES}columns = [{{ name = \"a\", typ = \"text\" }}]\n"));
+    assert_eq!(e.line, 7, "{e}");
+    assert!(e.message.contains("unknown field `typ`"), "{e}");
+}
+
+#[test]
+fn postgres_output_builds_typed_or_jsonb_sinks() {
+    use kumo_pipeline::{ColumnSpec, PgMode, PgType};
+
+    let file = |text: &str| SpiderFile::parse(text, "t.toml", &LoadOptions::default()).unwrap();
+    let typed = file(&format!(
+        "{HEAD}{POSTGRES}key = [\"url\"]\ncolumns = [{{ name = \"url\", type = \"text\" }}, \
+         {{ name = \"price\", type = \"Double Precision\" }}, {{ name = \"seen\", type = \"timestamptz\" }}]\n"
+    ));
+    let pg = typed.sites[0].output.postgres.as_ref().expect("a postgres output");
+    assert_eq!(pg.url, "postgres://kumo@127.0.0.1:1/kumo");
+    assert_eq!(pg.sink.table, "t");
+    assert_eq!(
+        pg.sink.mode,
+        PgMode::Columns(vec![
+            ColumnSpec::new("url", PgType::Text),
+            ColumnSpec::new("price", PgType::Double),
+            ColumnSpec::new("seen", PgType::TimestampTz),
+        ])
+    );
+    assert_eq!(pg.sink.key.as_deref(), Some(&["url".to_string()][..]));
+
+    let jsonb = file(&format!("{HEAD}{POSTGRES}key = [\"id\"]\n"));
+    let pg = jsonb.sites[0].output.postgres.as_ref().expect("a postgres output");
+    assert_eq!((pg.sink.mode.clone(), pg.sink.key.clone()), (PgMode::Jsonb, Some(vec!["id".to_string()])));
+}

@@ -70,4 +70,9 @@ impl<'a> Ctx<'a> {
     pub fn emit(&mut self, item: Item) {
         self.items.push(item);
     }
+
+    /// Records what could not run on this page, as the analysis's issues.
+    pub(super) fn note(&mut self, issues: impl IntoIterator<Item = String>) {
+        self.issues.extend(issues);
+    }
 }

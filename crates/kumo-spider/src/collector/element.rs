@@ -30,8 +30,14 @@ impl<'a> Element<'a> {
         self.el.value().attr(name)
     }
 
+    /// The element itself as HTML.
     pub fn html(&self) -> String {
         self.el.html()
+    }
+
+    /// The element's contents as HTML.
+    pub fn inner_html(&self) -> String {
+        self.el.inner_html()
     }
 
     fn select(&self, css: &str) -> Vec<ElementRef<'a>> {

@@ -1,5 +1,6 @@
-//! A Colly-style collector: callbacks on responses, on HTML elements by CSS selector, on error
-//! responses and after a page is scraped, with request-scoped typed context.
+//! A Colly-style collector: callbacks on responses, on HTML elements by CSS selector, on HTML
+//! or XML elements by XPath, on error responses and after a page is scraped, with
+//! request-scoped typed context.
 //!
 //! ```
 //! use kumo_spider::Collector;
@@ -9,29 +10,35 @@
 //!         let text = el.select_text("span.text").unwrap_or_default();
 //!         ctx.emit(kumo_core::Item::new().with("text", text));
 //!     })
-//!     .on_html("li.next > a[href]", |el, ctx| {
-//!         if let Some(href) = el.attr("href") {
-//!             ctx.visit(href);
+//!     .on_xpath("//li[@class='next']/a[@href]", |a, ctx| {
+//!         if let Some(href) = a.attr("href") {
+//!             ctx.visit(&href);
 //!         }
 //!     });
 //! # let _ = c;
 //! ```
 //!
 //! The collector is an [`Analyzer`]: each response is parsed inside the engine's (synchronous)
-//! analyze call — scraper's DOM is not `Send`, so it never crosses an await — and the
-//! callbacks run there, in registration order. Callbacks are `Fn + Send + Sync`: state they
-//! change lives behind a `Mutex` or an atomic.
+//! analyze call — the parsed pages are not `Send`, so they never cross an await — and the
+//! callbacks run there: `on_response`, then `on_html`, then `on_xpath`, then `on_scraped`,
+//! each kind in registration order. Callbacks are `Fn + Send + Sync`: state they change lives
+//! behind a `Mutex` or an atomic.
 
 mod context;
 mod element;
+mod xpath;
+mod xpath_node;
 
 use kumo_core::Response;
 use kumo_engine::{Analysis, Analyzer};
 
 pub use context::Ctx;
 pub use element::Element;
+pub use xpath::XPathError;
+pub use xpath_node::XPathNode;
 
 type HtmlFn = Box<dyn Fn(&Element<'_>, &mut Ctx<'_>) + Send + Sync>;
+type XPathFn = Box<dyn Fn(&XPathNode<'_>, &mut Ctx<'_>) + Send + Sync>;
 type ResponseFn = Box<dyn Fn(&Response, &mut Ctx<'_>) + Send + Sync>;
 
 /// A bad selector given to [`Collector::try_on_html`].
@@ -46,6 +53,7 @@ pub struct SelectorError {
 #[derive(Default)]
 pub struct Collector {
     html: Vec<(scraper::Selector, HtmlFn)>,
+    xpath: Vec<(xpath::XPathQuery, XPathFn)>,
     response: Vec<ResponseFn>,
     error: Vec<ResponseFn>,
     scraped: Vec<ResponseFn>,
@@ -79,6 +87,41 @@ impl Collector {
         Ok(self)
     }
 
+    /// Calls `f` for every element `expression` selects on every successful HTML or XML page
+    /// (XML as the content type says: `text/xml`, `application/xml`, `+xml` types).
+    ///
+    /// The expression is XPath 3.1 (kumo-parse's, as in spider files); child queries on the
+    /// [`XPathNode`] are relative to it. It must select elements: an expression that selects
+    /// attributes, text or values (`//a/@href`, `count(//a)`) calls nothing and is reported in
+    /// the page's issues — select the element and read `attr` or `text`, or ask it in a child
+    /// query (`node.select_text("count(.//a)")`). XML is read by the same forgiving HTML parser
+    /// as XPath fields: element and attribute names are lower-cased, and elements HTML defines
+    /// as void (RSS's `<link>`) are empty.
+    ///
+    /// # Panics
+    /// When `expression` does not parse (a literal in code); see [`Collector::try_on_xpath`].
+    pub fn on_xpath(
+        self,
+        expression: &str,
+        f: impl Fn(&XPathNode<'_>, &mut Ctx<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        match self.try_on_xpath(expression, f) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// [`Collector::on_xpath`] with the expression's error returned, for expressions that
+    /// come from outside the code: checked here, never mid-crawl.
+    pub fn try_on_xpath(
+        mut self,
+        expression: &str,
+        f: impl Fn(&XPathNode<'_>, &mut Ctx<'_>) + Send + Sync + 'static,
+    ) -> Result<Self, XPathError> {
+        self.xpath.push((xpath::XPathQuery::parse(expression)?, Box::new(f)));
+        Ok(self)
+    }
+
     /// Calls `f` for every successful response, before the HTML callbacks.
     pub fn on_response(mut self, f: impl Fn(&Response, &mut Ctx<'_>) + Send + Sync + 'static) -> Self {
         self.response.push(Box::new(f));
@@ -92,7 +135,7 @@ impl Collector {
         self
     }
 
-    /// Calls `f` after the HTML callbacks of a page.
+    /// Calls `f` after the HTML and XPath callbacks of a page.
     pub fn on_scraped(mut self, f: impl Fn(&Response, &mut Ctx<'_>) + Send + Sync + 'static) -> Self {
         self.scraped.push(Box::new(f));
         self
@@ -110,12 +153,26 @@ impl Analyzer for Collector {
             return ctx.into_analysis();
         }
         self.response.iter().for_each(|f| f(resp, &mut ctx));
-        if resp.is_html() && !self.html.is_empty() {
-            let doc = scraper::Html::parse_document(&resp.text());
-            for (sel, f) in &self.html {
-                for el in doc.select(sel) {
-                    f(&Element::new(el), &mut ctx);
+        let html = resp.is_html() && !self.html.is_empty();
+        let xml = !self.xpath.is_empty() && xpath::reads(resp);
+        if html || xml {
+            let body = resp.text();
+            if html {
+                let doc = scraper::Html::parse_document(&body);
+                for (sel, f) in &self.html {
+                    for el in doc.select(sel) {
+                        f(&Element::new(el), &mut ctx);
+                    }
                 }
+            }
+            if xml {
+                let page = xpath::XPathPage::new(&body, &resp.url);
+                for (query, f) in &self.xpath {
+                    for node in page.nodes(query) {
+                        f(&node, &mut ctx);
+                    }
+                }
+                ctx.note(page.into_issues());
             }
         }
         self.scraped.iter().for_each(|f| f(resp, &mut ctx));

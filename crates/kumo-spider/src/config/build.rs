@@ -14,6 +14,7 @@ use kumo_pipeline::{Processor, ProcessorChain};
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
+use super::postgres::{self, PostgresOutput};
 use super::raw::{RawDrop, RawModel, RawProcessor, RawSite};
 use crate::configured::{ConfigSpider, Priorities, SiteModel};
 use crate::rules::UrlRules;
@@ -34,8 +35,7 @@ pub struct SiteSpec {
 pub struct OutputSpec {
     pub jsonl: Option<PathBuf>,
     pub csv: Option<PathBuf>,
-    /// (connection URL, table): one JSONB column per item.
-    pub postgres: Option<(String, String)>,
+    pub postgres: Option<PostgresOutput>,
     pub stdout: bool,
 }
 
@@ -226,7 +226,7 @@ pub(super) fn site(
     let output = OutputSpec {
         jsonl: o.jsonl.map(PathBuf::from),
         csv: o.csv.map(PathBuf::from),
-        postgres: o.postgres.map(|p| (p.url, p.table)),
+        postgres: o.postgres.map(|p| postgres::output(lines, &name, p)).transpose()?,
         stdout: o.stdout,
     };
     Ok(SiteSpec { name, crawl, spider: Arc::new(spider), processors, fail_fast: raw.fail_fast, output })

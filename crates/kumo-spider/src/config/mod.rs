@@ -18,7 +18,7 @@
 //! priority = { target = 20, source = 10, next_page = 10, follow = 0 }
 //! next_page = "li.next > a"
 //! processors = [{ require = ["text"] }]
-//! output = { jsonl = "quotes.jsonl" }
+//! output = { jsonl = "quotes.jsonl" }   # also csv, stdout = true, postgres (PostgresOutput)
 //!
 //! [[site.model]]
 //! name = "quote"
@@ -30,12 +30,14 @@
 
 mod build;
 mod error;
+mod postgres;
 mod raw;
 
 use std::path::{Path, PathBuf};
 
 pub use build::{OutputSpec, SiteSpec};
 pub use error::SpiderConfigError;
+pub use postgres::PostgresOutput;
 
 /// Settings from outside the file.
 #[derive(Debug, Clone, Default)]

@@ -128,6 +128,19 @@ pub(super) struct RawOutput {
 pub(super) struct RawPostgres {
     pub url: String,
     pub table: String,
+    /// Typed columns; without them, whole items go into one `jsonb` column.
+    pub columns: Option<Spanned<Vec<RawColumn>>>,
+    /// The fields that identify an item: writes upsert on them.
+    pub key: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `{ name = "price", type = "double precision" }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawColumn {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub ty: Spanned<String>,
 }
 
 fn default_concurrency() -> usize {
