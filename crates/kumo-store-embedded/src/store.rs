@@ -51,7 +51,7 @@ impl Default for EmbeddedConfig {
         EmbeddedConfig {
             politeness: Politeness::default(),
             lease_ttl: Duration::from_secs(600),
-            spill_at: 256,
+            spill_at: 64,
             durability: Durability::Process,
         }
     }
@@ -65,6 +65,12 @@ pub(crate) struct Spaces {
     pub failures: Keyspace,
     pub journal: Keyspace,
     pub pipeline: Keyspace,
+}
+
+impl Spaces {
+    pub fn all(&self) -> [&Keyspace; 7] {
+        [&self.meta, &self.queue, &self.hosts, &self.seen, &self.failures, &self.journal, &self.pipeline]
+    }
 }
 
 /// What lives in memory, under one lock.
@@ -100,13 +106,21 @@ impl EmbeddedStore {
     /// Opens (or creates) the state in `dir` and rebuilds the in-memory indexes from it.
     pub fn open(dir: &Path, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
         let (db_path, new) = dir::prepare(dir)?;
+        if !new {
+            crate::preflight::check(dir, &db_path)?;
+        }
         let db = Database::builder(&db_path)
             .cache_size(32 * 1024 * 1024)
             .open()
             .map_err(|e| dir::open_error(dir, e))?;
-        let ks = |name: &str| {
-            db.keyspace(name, KeyspaceCreateOptions::default).map_err(|e| dir::open_error(dir, e))
-        };
+        // A keyspace missing from existing state would be created empty: a silent start over.
+        if let Some(name) = KEYSPACES.iter().find(|n| !new && !db.keyspace_exists(n)) {
+            return Err(corrupt(dir, format!("its {name} keyspace is missing")));
+        }
+        // Small memtables: they are the store's main RAM cost (the LSM flushes them to table
+        // files as they fill), and a crawl's writes are many and small.
+        let opts = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES);
+        let ks = |name: &str| db.keyspace(name, opts).map_err(|e| dir::open_error(dir, e));
         let sp = Spaces {
             meta: ks("meta")?,
             queue: ks("queue")?,
@@ -131,7 +145,12 @@ impl EmbeddedStore {
         };
         let mut store =
             EmbeddedStore { dir: dir.into(), db, sp, inner: Mutex::new(inner), persist, resumed: false };
-        store.resumed = !new && store.load()?;
+        // A read error here is a damaged table (checksums), not a passing storage problem.
+        store.resumed = !new
+            && store.load().map_err(|e| match e {
+                StoreError::Db(e) => dir::open_error(dir, e),
+                other => other,
+            })?;
         Ok(store)
     }
 
@@ -142,6 +161,15 @@ impl EmbeddedStore {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Moves everything committed from the database journal into table files, and waits.
+    /// Tests use it to have tables to damage; it is also a quiet point to copy a state from.
+    pub fn flush_tables(&self) -> Result<(), StoreError> {
+        for ks in self.sp.all() {
+            ks.rotate_memtable_and_wait()?;
+        }
+        Ok(())
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -206,6 +234,12 @@ impl EmbeddedStore {
             inner.failure_seq = inner.failure_seq.max(keys::parse_u64(&k).unwrap_or(0));
             inner.failures += 1;
         }
+        // Read the rest once too, so a damaged block anywhere is found now, not mid-crawl.
+        for ks in [&self.sp.journal, &self.sp.pipeline, &self.sp.meta] {
+            for kv in ks.iter() {
+                kv.key()?;
+            }
+        }
         if let Some(kv) = self.sp.journal.last_key_value() {
             inner.item_seq = keys::parse_u64(&kv.key()?).unwrap_or(0);
         }
@@ -216,7 +250,9 @@ impl EmbeddedStore {
 }
 
 pub(crate) const COUNTERS: &str = "counters";
+const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
+const KEYSPACES: [&str; 7] = ["meta", "queue", "hosts", "seen", "failures", "journal", "pipeline"];
 
-fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
+pub(crate) fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
     StoreError::Corrupt { path: dir.into(), detail: detail.into() }
 }
