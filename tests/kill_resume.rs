@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use kumo_testsite::services::Postgres;
-use kumo_testsite::{ServerBuilder, SiteConfig, TestServer};
+use kumo_testsite::{Fixture, ServerBuilder, SiteConfig, TestServer};
 
 const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
 const PER_HOST: usize = 4;
@@ -184,4 +184,81 @@ async fn kill_9_keeps_the_delay_between_runs() {
     assert_eq!(pages.len(), unique);
     let closest = hits.windows(2).map(|w| w[1].at - w[0].at).min().unwrap();
     assert!(closest >= Duration::from_millis(40), "two requests {closest:?} apart");
+}
+
+/// Ctrl-C once: what is in flight finishes and is committed; the next run resumes and every
+/// page is written once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_gracefully_then_resume_writes_every_page_once() {
+    let (site, unique) = site();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args = crawl_args(&server, "pages.jsonl");
+    let out = run_and_interrupt(&args, dir.path(), 1).await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("(stopped)"), "a graceful stop");
+    let (_, out) = run_and_kill(&args, dir.path(), None).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(urls_once(&dir.path().join("pages.jsonl")), unique, "every page once");
+}
+
+/// Ctrl-C twice: the second cuts short a graceful stop that waits on a slow page (its body
+/// trickles for seconds); the slow page is fetched again on resume, and written once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_twice_stops_now_and_the_slow_page_comes_back() {
+    let slow = Fixture::html(&"<p>slow</p>".repeat(40)).trickle(20, Duration::from_millis(100));
+    let server = ServerBuilder::new()
+        .fixture("/", Fixture::html(r#"<a href="/slow">slow</a> <a href="/fast">fast</a>"#))
+        .fixture("/fast", Fixture::html("<title>fast</title>"))
+        .fixture("/slow", slow)
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = crawl_args(&server, "pages.jsonl");
+    args[1] = server.url("/");
+    args.push("--ignore-robots".into());
+    let started = Instant::now();
+    let out = run_and_interrupt(&args, dir.path(), 2).await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("(stopped-now)"), "a stop now");
+    assert!(started.elapsed() < Duration::from_secs(8), "did not wait for the slow body");
+    let (_, out) = run_and_kill(&args, dir.path(), None).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(urls_once(&dir.path().join("pages.jsonl")), 3, "/, /fast and /slow once each");
+    let slow_hits = server.hits().iter().filter(|h| h.target == "/slow").count();
+    assert_eq!(slow_hits, 2, "the slow page was fetched again after the stop");
+}
+
+/// Runs `kumo`, and after 700 ms sends it SIGINT (what Ctrl-C sends) `presses` times, 300 ms
+/// apart. It must then exit successfully.
+async fn run_and_interrupt(args: &[String], cwd: &Path, presses: usize) -> std::process::Output {
+    let child = tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts");
+    let pid = child.id().expect("running").to_string();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    for _ in 0..presses {
+        let ok = std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill runs");
+        assert!(ok.success(), "SIGINT delivered");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.unwrap().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// The number of records in a JSON Lines file, after checking that no URL is there twice.
+fn urls_once(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut urls = HashSet::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
+        let url = v["url"].as_str().expect("url").to_string();
+        assert!(urls.insert(url.clone()), "{url} written twice");
+    }
+    urls.len()
 }

@@ -186,13 +186,16 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     engine.start().await?;
     tracing::info!("crawl started");
 
-    // First Ctrl-C: graceful stop; second: stop now.
+    // First Ctrl-C: graceful stop; second: stop now. One signal stream for both, so a second
+    // press right after the first is not missed.
     let stopper = engine.stopper();
+    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupts.recv().await.is_some() {
             eprintln!("stopping: finishing what is in flight (Ctrl-C again to stop now)");
             let _ = stopper.stop(StopMode::Graceful);
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.recv().await.is_some() {
+                eprintln!("stopping now: what was in flight is fetched again on resume");
                 let _ = stopper.stop(StopMode::Now);
             }
         }
