@@ -29,6 +29,93 @@ pub enum Command {
     Parse(ParseArgs),
     /// Fetch one page and try selectors on it, one command per line (type help).
     Shell(ShellArgs),
+    /// Inspect or change the queue of a stopped crawl (its state directory).
+    #[command(subcommand)]
+    Frontier(FrontierCommand),
+    /// List, export or re-queue the requests of a stopped crawl that failed for good.
+    #[command(subcommand)]
+    Failures(FailuresCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FrontierCommand {
+    /// What is queued (by host, priority and depth), hosts, failures, seen URLs, counters.
+    Stats(FrontierStatsArgs),
+    /// Every queued request as one JSON line, in queue order.
+    Export(ExportArgs),
+    /// Queue requests from JSON lines (as export writes them, or {"url": ...}) or bare URLs,
+    /// one per line; already seen ones are skipped. A bad line queues nothing.
+    Import(ImportArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FailuresCommand {
+    /// Every failure: URL, error kind, attempts, last status and message.
+    List(FailuresListArgs),
+    /// Every failure as one JSON line: its record and its request.
+    Export(ExportArgs),
+    /// Put failures back in the queue, their retry count reset; a later crawl with the same
+    /// --state fetches them again.
+    Requeue(RequeueArgs),
+}
+
+/// The state directory of a stopped crawl (never created by these commands).
+#[derive(Args, Debug, Clone)]
+pub struct StateDir {
+    /// The crawl's state directory (as given to `kumo crawl --state`, or under .kumo/state/).
+    #[arg(long = "state", value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FrontierStatsArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the busiest hosts to list.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Where the JSON lines go: a file, or - for standard output.
+    #[arg(short, long, default_value = "-", value_name = "FILE|-")]
+    pub output: String,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// The requests: a file, or - for standard input.
+    #[arg(value_name = "FILE|-")]
+    pub input: String,
+    /// Create the state directory if it holds no state yet (to move a queue to a new state).
+    #[arg(long)]
+    pub create: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FailuresListArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RequeueArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Only failures of this error kind (repeatable): connect, timeout, status, body, …
+    #[arg(long = "kind", value_name = "KIND")]
+    pub kinds: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -4,6 +4,9 @@
 mod args;
 mod bench;
 mod crawl;
+mod failures_cmd;
+mod frontier_cmd;
+mod inspect_io;
 mod logging;
 mod parse_cmd;
 mod progress;
@@ -35,6 +38,8 @@ pub fn main() -> ExitCode {
             Command::Testsite(a) => testsite::run(a).await,
             Command::Parse(a) => parse_cmd::run(a).await,
             Command::Shell(a) => shell::run(a).await,
+            Command::Frontier(c) => frontier_cmd::run(c),
+            Command::Failures(c) => failures_cmd::run(c),
         }
     });
     match result {

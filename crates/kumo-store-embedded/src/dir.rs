@@ -21,20 +21,32 @@ const DB: &str = "db";
 struct Marker {
     format: u32,
     written_by: String,
+    /// False until the database and all its keyspaces exist. A crawl killed while creating
+    /// its state committed nothing, so that state is finished, not refused as damaged.
+    #[serde(default = "ready")]
+    ready: bool,
+}
+
+/// Markers written before `ready` existed belong to states that were fully created.
+fn ready() -> bool {
+    true
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Io { path: path.to_path_buf(), error }
 }
 
-/// Checks (or creates) the directory and returns the database path, and whether it is new.
+/// Checks (or creates) the directory and returns the database path, and whether it is new
+/// (nothing was ever committed in it: just created, or its creation was cut short).
 pub(crate) fn prepare(dir: &Path) -> Result<(PathBuf, bool), StoreError> {
     fs::create_dir_all(dir).map_err(io(dir))?;
     let marker = dir.join(MARKER);
     let db = dir.join(DB);
     match fs::read(&marker) {
         Ok(bytes) => {
-            check_marker(dir, &bytes)?;
+            if !check_marker(dir, &bytes)? {
+                return Ok((db, true));
+            }
             if !db.is_dir() {
                 return Err(StoreError::Corrupt {
                     path: dir.into(),
@@ -44,17 +56,39 @@ pub(crate) fn prepare(dir: &Path) -> Result<(PathBuf, bool), StoreError> {
             Ok((db, false))
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
+            // A marker never renamed into place: its first write was cut short.
+            let _ = fs::remove_file(dir.join(format!("{MARKER}.tmp")));
             if fs::read_dir(dir).map_err(io(dir))?.next().is_some() {
                 return Err(StoreError::Foreign { path: dir.into() });
             }
-            write_marker(dir)?;
+            write_marker(dir, false)?;
             Ok((db, true))
         }
         Err(e) => Err(io(&marker)(e)),
     }
 }
 
-fn check_marker(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// Checks that `dir` holds kumo state without creating anything: for commands that inspect
+/// a crawl's state, where a mistyped path must not become a new, empty state.
+pub(crate) fn require_existing(dir: &Path) -> Result<(), StoreError> {
+    if dir.join(MARKER).is_file() {
+        return Ok(());
+    }
+    match fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+        Ok(true) => Err(StoreError::Foreign { path: dir.into() }),
+        Ok(false) => Err(StoreError::Missing { path: dir.into() }),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(StoreError::Missing { path: dir.into() }),
+        Err(e) => Err(io(dir)(e)),
+    }
+}
+
+/// Records that the database and its keyspaces are all created.
+pub(crate) fn mark_ready(dir: &Path) -> Result<(), StoreError> {
+    write_marker(dir, true)
+}
+
+/// Checks the marker's format; returns whether the state was fully created.
+fn check_marker(dir: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
     let m: Marker = serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
         path: dir.into(),
         detail: format!("its {MARKER} file is unreadable: {e}"),
@@ -66,12 +100,12 @@ fn check_marker(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
             expected: FORMAT,
         });
     }
-    Ok(())
+    Ok(m.ready)
 }
 
 /// Written to a temporary name and renamed, so a crash never leaves half a marker.
-fn write_marker(dir: &Path) -> Result<(), StoreError> {
-    let m = Marker { format: FORMAT, written_by: format!("kumo {}", env!("CARGO_PKG_VERSION")) };
+fn write_marker(dir: &Path, ready: bool) -> Result<(), StoreError> {
+    let m = Marker { format: FORMAT, written_by: format!("kumo {}", env!("CARGO_PKG_VERSION")), ready };
     let tmp = dir.join(format!("{MARKER}.tmp"));
     fs::write(&tmp, serde_json::to_vec_pretty(&m)?).map_err(io(&tmp))?;
     fs::rename(&tmp, dir.join(MARKER)).map_err(io(dir))
@@ -94,10 +128,14 @@ pub fn discard(dir: &Path) -> Result<(), StoreError> {
 pub(crate) fn open_error(dir: &Path, e: fjall::Error) -> StoreError {
     match e {
         fjall::Error::Locked => StoreError::Locked { path: dir.into() },
-        fjall::Error::InvalidVersion(v) => StoreError::Incompatible {
+        fjall::Error::InvalidVersion(Some(v)) => StoreError::Incompatible {
             path: dir.into(),
-            found: format!("database version {v:?}"),
+            found: format!("database format {v}"),
             expected: FORMAT,
+        },
+        fjall::Error::InvalidVersion(None) => StoreError::Corrupt {
+            path: dir.into(),
+            detail: "the database's version file is unreadable".into(),
         },
         other => StoreError::Corrupt { path: dir.into(), detail: other.to_string() },
     }
@@ -113,9 +151,14 @@ mod tests {
         let dir = t.path().join("s");
         let (_, new) = prepare(&dir).unwrap();
         assert!(new);
+        let (_, new) = prepare(&dir).unwrap();
+        assert!(new, "creation cut short: still new");
         fs::create_dir(dir.join(DB)).unwrap();
+        mark_ready(&dir).unwrap();
         let (_, new) = prepare(&dir).unwrap();
         assert!(!new);
+        fs::remove_dir(dir.join(DB)).unwrap();
+        assert!(matches!(prepare(&dir), Err(StoreError::Corrupt { .. })), "created, then lost");
     }
 
     #[test]

@@ -24,6 +24,12 @@ pub enum StoreError {
         path.display()
     )]
     Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "{}: no crawl state here (no {marker} file); give the --state directory of a crawl",
+        path.display(),
+        marker = crate::dir::MARKER
+    )]
+    Missing { path: PathBuf },
     #[error("{}: the state directory is in use by another kumo process", path.display())]
     Locked { path: PathBuf },
     #[error(
@@ -37,6 +43,10 @@ pub enum StoreError {
     Db(#[from] fjall::Error),
     #[error("state storage: cannot encode: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Frontier(#[from] FrontierError),
+    #[error("cannot write the output: {0}")]
+    Output(std::io::Error),
 }
 
 impl From<StoreError> for FrontierError {

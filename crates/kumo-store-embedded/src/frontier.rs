@@ -33,7 +33,7 @@ fn host_id(i: usize) -> u32 {
 }
 
 impl EmbeddedStore {
-    fn batch(&self) -> OwnedWriteBatch {
+    pub(crate) fn batch(&self) -> OwnedWriteBatch {
         self.db.batch().durability(Some(self.persist))
     }
 
@@ -53,20 +53,33 @@ impl EmbeddedStore {
             }
             report.added += 1;
             b.insert(&sp.seen, &fp.to_bytes()[..], &[][..]);
-            let key = req.host_key();
-            let (i, created) = inner.table.host_for(&key, now);
-            if created {
-                let rec = serde_json::to_vec(&HostRecord::new(&key)).map_err(encode)?;
-                b.insert(&sp.hosts, &keys::host(host_id(i))[..], rec);
-            }
-            inner.queue_seq += 1;
-            let seq = inner.queue_seq;
-            let stored = StoredRequest::from(&req);
-            let value = serde_json::to_vec(&stored).map_err(encode)?;
-            b.insert(&sp.queue, &keys::queue(host_id(i), stored.priority, seq)[..], value);
-            inner.table.enqueue(i, Entry { seq, request: stored }, now);
+            Self::enqueue_unchecked(sp, inner, b, &req.host_key(), StoredRequest::from(&req), now)?;
         }
         Ok(report)
+    }
+
+    /// Queues `request` under `host_key` in memory and in `b`, adding the host if it is new.
+    /// No seen check: the caller has made it, or knows the fingerprint is seen (a re-queued
+    /// failure).
+    pub(crate) fn enqueue_unchecked(
+        sp: &Spaces,
+        inner: &mut Inner,
+        b: &mut OwnedWriteBatch,
+        host_key: &str,
+        request: StoredRequest,
+        now: Instant,
+    ) -> Result<(), FrontierError> {
+        let (i, created) = inner.table.host_for(host_key, now);
+        if created {
+            let rec = serde_json::to_vec(&HostRecord::new(host_key)).map_err(encode)?;
+            b.insert(&sp.hosts, &keys::host(host_id(i))[..], rec);
+        }
+        inner.queue_seq += 1;
+        let seq = inner.queue_seq;
+        let value = serde_json::to_vec(&request).map_err(encode)?;
+        b.insert(&sp.queue, &keys::queue(host_id(i), request.priority, seq)[..], value);
+        inner.table.enqueue(i, Entry { seq, request }, now);
+        Ok(())
     }
 
     fn record_failure(
@@ -98,7 +111,7 @@ impl EmbeddedStore {
         Ok(())
     }
 
-    fn apply(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+    pub(crate) fn apply(&self, c: Commit) -> Result<CommitReport, FrontierError> {
         let sp = &self.sp;
         let now = Instant::now();
         let mut b = self.batch();

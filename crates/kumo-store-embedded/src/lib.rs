@@ -6,6 +6,9 @@
 //!   bytes a URL and on disk), the failure queue, per-host politeness state and the crawl's
 //!   counters. Each scheduler commit is one atomic write batch.
 //! - It is also the [`ItemJournal`](kumo_pipeline::ItemJournal) the pipeline resumes from.
+//! - Inspection and surgery on a stopped crawl's state (`inspect.rs`): queue statistics, the
+//!   queue and the failures as JSON lines, requests imported ([`read_requests`]), failures
+//!   put back in the queue.
 //! - [`dir`] guards the state directory: its format marker, and clear errors for foreign,
 //!   damaged or incompatible directories (kumo never silently starts over).
 
@@ -13,11 +16,16 @@ pub mod dir;
 mod error;
 mod frontier;
 mod hosts;
+mod import;
+mod inspect;
 mod journal;
 mod keys;
 mod outputs;
+mod preflight;
 mod store;
 
 pub use error::StoreError;
 pub use frontier::StoredFailure;
+pub use import::{ImportError, parse_line, read_requests};
+pub use inspect::{DepthCount, HostCount, PriorityCount, QueueStats, RequeueReport};
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

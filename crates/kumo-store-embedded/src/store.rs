@@ -130,6 +130,9 @@ impl EmbeddedStore {
             journal: ks("journal")?,
             pipeline: ks("pipeline")?,
         };
+        if new {
+            dir::mark_ready(dir)?;
+        }
         let inner = Inner {
             table: HostTable::new(cfg.politeness, cfg.lease_ttl, cfg.spill_at),
             seen: ExactSeenSet::new(),

@@ -1,0 +1,425 @@
+//! Damaged, foreign or locked state directories are refused with an error that names the
+//! directory and says what to do (`--fresh`), and the damaged files are left as they were:
+//! kumo never silently starts over.
+//!
+//! Each test builds a real state (thousands of requests pushed, some leased and completed,
+//! items journaled, a pipeline checkpoint, counters), forces it into table files, damages
+//! it and opens it again.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Item, Request, Url};
+use kumo_frontier::{Commit, Completion, FailureRecord, Frontier, PushReport};
+use kumo_pipeline::ItemJournal;
+use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore, StoreError, dir};
+
+const BATCHES: usize = 30;
+const PER_BATCH: usize = 100;
+
+fn requests(batch: usize) -> Vec<(kumo_core::Fingerprint, Request)> {
+    (0..PER_BATCH)
+        .map(|i| {
+            let url = format!("http://h{}.test/b{batch}/p{i}", i % 7);
+            let r = Request::get(Url::parse(&url).unwrap()).with_priority((i % 3) as i32);
+            (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+        })
+        .collect()
+}
+
+fn open(dir: &Path) -> Result<EmbeddedStore, StoreError> {
+    EmbeddedStore::open(dir, EmbeddedConfig::default())
+}
+
+/// A state with 3,000 requests pushed in 30 commits; with `tables`, also leases completed
+/// (done and failed), items, a checkpoint and counters, all moved into table files.
+async fn build(dir: &Path, tables: bool) {
+    let store = open(dir).unwrap();
+    for b in 0..BATCHES {
+        store.push(requests(b)).await.unwrap();
+    }
+    if !tables {
+        return;
+    }
+    let leases = store.lease(40).await.unwrap();
+    assert_eq!(leases.len(), 40);
+    let completions = leases
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| match i % 4 {
+            0 => Completion::Failed {
+                failure: FailureRecord {
+                    url: l.request.url.to_string(),
+                    kind: ErrorKind::Status,
+                    message: "HTTP 500".into(),
+                    attempts: 3,
+                    last_status: Some(500),
+                    at: std::time::SystemTime::now(),
+                },
+                lease: l.id,
+            },
+            _ => Completion::Done { lease: l.id, discovered: vec![] },
+        })
+        .collect();
+    let items = (0..100).map(|i| Item::new().with("n", i)).collect();
+    let counters = Box::new(|_: &PushReport| br#"{"pages":40,"failed":10}"#.to_vec());
+    store
+        .commit(Commit { completions, items, counters: Some(counters), ..Default::default() })
+        .await
+        .unwrap();
+    store.checkpoint(50, Default::default()).await.unwrap();
+    store.flush_tables().unwrap();
+}
+
+async fn built(tables: bool) -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("state");
+    build(&dir, tables).await;
+    // A clean reopen, as a resumed crawl would: fjall trims the 64 MiB it preallocates for
+    // its journal to what is used, which keeps copies cheap.
+    drop(open(&dir).unwrap());
+    (t, dir)
+}
+
+/// A copy of the state in `src`, so one build serves many damages (creating a database
+/// costs many fsyncs).
+fn copy_of(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    fn copy(src: &Path, dst: &Path) {
+        fs::create_dir_all(dst).unwrap();
+        for e in fs::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            let to = dst.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &to);
+            } else {
+                fs::copy(e.path(), &to).unwrap();
+            }
+        }
+    }
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("state");
+    copy(src, &dir);
+    (t, dir)
+}
+
+/// Every file under `dir` with its size.
+fn files(dir: &Path) -> BTreeMap<PathBuf, u64> {
+    let mut out = BTreeMap::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(files(&e.path()));
+        } else {
+            out.insert(e.path(), e.metadata().unwrap().len());
+        }
+    }
+    out
+}
+
+/// Table files, largest first.
+fn tables(dir: &Path) -> Vec<PathBuf> {
+    let mut t: Vec<_> =
+        files(dir).into_iter().filter(|(p, _)| p.parent().is_some_and(|d| d.ends_with("tables"))).collect();
+    t.sort_by_key(|(p, n)| (std::cmp::Reverse(*n), p.clone()));
+    t.into_iter().map(|(p, _)| p).collect()
+}
+
+fn truncate(p: &Path, len: u64) {
+    fs::OpenOptions::new().write(true).open(p).unwrap().set_len(len).unwrap();
+}
+
+fn flip_middle(p: &Path) {
+    let mut b = fs::read(p).unwrap();
+    let m = b.len() / 2;
+    for x in &mut b[m..m + 8] {
+        *x ^= 0xa5;
+    }
+    fs::write(p, b).unwrap();
+}
+
+/// Opens `dir`, expects it refused, and checks the message and that `kept` files are still
+/// there with the same size.
+fn refused(dir: &Path, kept: &[&Path]) -> StoreError {
+    let sizes: Vec<_> = kept.iter().map(|p| fs::metadata(p).map(|m| m.len()).ok()).collect();
+    let e = match open(dir) {
+        Ok(s) => panic!("{} opened: {} queued", dir.display(), s.queue_stats(1).unwrap().queued),
+        Err(e) => e,
+    };
+    let msg = e.to_string();
+    assert!(msg.contains(&dir.display().to_string()), "names the directory: {msg}");
+    if !matches!(e, StoreError::Foreign { .. } | StoreError::Locked { .. }) {
+        assert!(msg.contains("--fresh"), "says what to do: {msg}");
+    }
+    for (p, size) in kept.iter().zip(sizes) {
+        let now = fs::metadata(p).map(|m| m.len()).ok();
+        assert_eq!(now, size, "{} was deleted or rewritten", p.display());
+    }
+    e
+}
+
+#[tokio::test]
+async fn a_truncated_table_is_refused() {
+    let (_t, probe) = built(true).await;
+    let count = tables(&probe).len();
+    assert!(count >= 7, "every keyspace in use has a table: {count}");
+    // Each table in turn, on a fresh state: every keyspace's damage is found on open.
+    for i in 0..count {
+        let (_t, dir) = copy_of(&probe);
+        let table = &tables(&dir)[i];
+        let len = fs::metadata(table).unwrap().len();
+        truncate(table, len / 2);
+        let e = refused(&dir, &[table]);
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{}: {e}", table.display());
+    }
+}
+
+#[tokio::test]
+async fn a_table_with_flipped_bytes_is_refused_or_unread() {
+    let (_t, probe) = built(true).await;
+    let intact = contents(&open(&probe).unwrap()).await;
+    for i in 0..tables(&probe).len() {
+        let (_t, dir) = copy_of(&probe);
+        let table = &tables(&dir)[i];
+        let len = fs::metadata(table).unwrap().len();
+        flip_middle(table);
+        match open(&dir) {
+            Err(e) => {
+                drop(e);
+                let e = refused(&dir, &[table]);
+                assert!(matches!(e, StoreError::Corrupt { .. }), "{}: {e}", table.display());
+            }
+            // Every data block is read on open (checksummed), but a table's Bloom filter is
+            // read only by point lookups, which kumo makes on two small keyspaces, at open.
+            // A flip that lands in a filter kumo never reads loses nothing: the state must be
+            // exactly the intact one.
+            Ok(store) => {
+                assert!(i >= 2, "the queue and seen tables (largest) are always refused");
+                assert_eq!(contents(&store).await, intact, "{} opened but lost data", table.display());
+                assert_eq!(fs::metadata(table).unwrap().len(), len);
+            }
+        }
+    }
+}
+
+/// What a state holds, to compare a damaged one with the intact one.
+async fn contents(store: &EmbeddedStore) -> (String, usize, usize) {
+    let mut queue = Vec::new();
+    store.export_queue(&mut queue).unwrap();
+    let journal = store.resume_point().await.unwrap();
+    (String::from_utf8(queue).unwrap(), store.stored_failures().unwrap().len(), journal.pending.len())
+}
+
+#[tokio::test]
+async fn a_damaged_marker_is_refused() {
+    let (_t, probe) = built(true).await;
+    for damage in [&b""[..], b"{\"format\": 1", b"\x00\x01garbage\xff"] {
+        let (_t, dir) = copy_of(&probe);
+        let marker = dir.join(dir::MARKER);
+        fs::write(&marker, damage).unwrap();
+        let e = refused(&dir, &[&marker]);
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("KUMO_STATE"), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_marker_from_a_future_kumo_is_refused() {
+    let (_t, dir) = built(true).await;
+    let marker = dir.join(dir::MARKER);
+    fs::write(&marker, r#"{"format": 7, "written_by": "kumo 3.0.0"}"#).unwrap();
+    let before = files(&dir);
+    let e = refused(&dir, &[&marker]);
+    assert!(matches!(e, StoreError::Incompatible { .. }), "{e}");
+    assert!(e.to_string().contains("format 7 by kumo 3.0.0"), "{e}");
+    assert_eq!(files(&dir), before, "refused before the database is touched");
+}
+
+#[tokio::test]
+async fn fjalls_version_file_removed_or_truncated_is_refused() {
+    let (_t, probe) = built(true).await;
+    let (_t2, dir) = copy_of(&probe);
+    let version = dir.join("db/version");
+    fs::remove_file(&version).unwrap();
+    let before = files(&dir);
+    let e = refused(&dir, &[]);
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("version file is missing"), "{e}");
+    // Without the check fjall would try to create a new database inside the old one.
+    assert_eq!(files(&dir), before);
+
+    for len in [0, 2] {
+        let (_t, dir) = copy_of(&probe);
+        let version = dir.join("db/version");
+        truncate(&version, len);
+        let e = refused(&dir, &[&version]);
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("version file is unreadable"), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_keyspace_without_its_current_file_is_refused_not_deleted() {
+    // fjall takes such a keyspace for a half-created one and deletes it; for keyspace 0 (its
+    // catalogue) it deletes every keyspace and starts over.
+    let (_t, probe) = built(true).await;
+    let mut keyspaces: Vec<_> =
+        fs::read_dir(probe.join("db/keyspaces")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    keyspaces.sort();
+    assert_eq!(keyspaces.len(), 8, "fjall's catalogue and kumo's seven keyspaces");
+    for name in keyspaces {
+        let (_t, dir) = copy_of(&probe);
+        let ks = dir.join("db/keyspaces").join(&name);
+        fs::remove_file(ks.join("current")).unwrap();
+        let before = files(&dir);
+        let e = refused(&dir, &[]);
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("has no current file"), "{e}");
+        assert_eq!(files(&dir), before, "nothing deleted");
+    }
+}
+
+#[tokio::test]
+async fn a_keyspace_removed_or_the_journal_removed_is_refused() {
+    // Without the checks: a missing keyspace is created empty, and without a journal file the
+    // tables stay on disk but nothing in them is visible. Both are silent starts over.
+    let (_t, probe) = built(true).await;
+    let (_t2, dir) = copy_of(&probe);
+    fs::remove_dir_all(dir.join("db/keyspaces/2")).unwrap();
+    let keyspaces = || fs::read_dir(dir.join("db/keyspaces")).unwrap().count();
+    let (before, tables_before) = (keyspaces(), tables(&dir));
+    let e = refused(&dir, &tables_before.iter().map(PathBuf::as_path).collect::<Vec<_>>());
+    assert!(e.to_string().contains("keyspace is missing"), "{e}");
+    assert_eq!(keyspaces(), before, "no keyspace created in its place");
+
+    let (_t3, dir) = copy_of(&probe);
+    for f in files(&dir.join("db")).into_keys().filter(|p| p.extension().is_some_and(|x| x == "jnl")) {
+        fs::remove_file(f).unwrap();
+    }
+    let before = files(&dir);
+    let e = refused(&dir, &[]);
+    assert!(e.to_string().contains("journal file is missing"), "{e}");
+    assert_eq!(files(&dir), before);
+}
+
+#[tokio::test]
+async fn a_foreign_directory_is_refused_and_never_discarded() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("photos");
+    fs::create_dir(&dir).unwrap();
+    fs::write(dir.join("cat.jpg"), b"not a crawl").unwrap();
+    fs::create_dir(dir.join("db")).unwrap();
+    let e = refused(&dir, &[&dir.join("cat.jpg")]);
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
+    let e = dir::discard(&dir).unwrap_err();
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e}");
+    assert!(dir.join("cat.jpg").is_file() && dir.join("db").is_dir(), "nothing deleted");
+    assert!(!dir.join(dir::MARKER).exists(), "no marker written");
+}
+
+#[tokio::test]
+async fn a_state_in_use_is_refused_as_locked() {
+    let (_t, dir) = built(true).await;
+    let first = open(&dir).unwrap();
+    let e = refused(&dir, &[]);
+    assert!(matches!(e, StoreError::Locked { .. }), "{e}");
+    drop(first);
+    let again = open(&dir).expect("free again once the first store is dropped");
+    assert_eq!(again.stats().await.unwrap().queued, BATCHES * PER_BATCH - 40);
+}
+
+/// After fjall's journal recovery: every queued request decodes and the counts agree. Only
+/// pushes were committed, so queued == seen, in whole commits.
+async fn assert_consistent(store: &EmbeddedStore) -> usize {
+    let stats = store.queue_stats(100).unwrap();
+    let mut out = Vec::new();
+    let exported = store.export_queue(&mut out).unwrap();
+    assert_eq!(exported, stats.queued);
+    assert_eq!(store.stats().await.unwrap().queued, stats.queued);
+    assert_eq!(stats.seen, stats.queued);
+    assert_eq!(stats.queued % PER_BATCH, 0, "whole commits only: {}", stats.queued);
+    assert_eq!(stats.hosts, 7);
+    stats.queued
+}
+
+#[tokio::test]
+async fn a_torn_journal_tail_is_dropped_whole_commits_at_a_time() {
+    // What a crash in the middle of a write leaves. fjall drops the torn batch and truncates
+    // the journal there: correct crash recovery, and every commit is one batch, so the state
+    // is the one after some earlier commit.
+    let (_t, probe) = built(false).await;
+    let used = journal_used(&probe);
+    for cut in [used / 3, used * 2 / 3, used - 5] {
+        let (_t, dir) = copy_of(&probe);
+        truncate(&dir.join("db/0.jnl"), cut);
+        let store = open(&dir).expect("a torn tail is crash recovery");
+        let queued = assert_consistent(&store).await;
+        assert!(queued < BATCHES * PER_BATCH, "the torn commit is gone");
+    }
+}
+
+#[tokio::test]
+async fn bytes_flipped_mid_journal_lose_the_later_commits() {
+    // KNOWN LOSS (reported, not fixed here): fjall 3.1 reads an undecodable journal entry as
+    // the end of the journal, truncates the file there and opens without error, so every
+    // commit after the damage is silently lost. A flip inside a whole batch's payload is
+    // caught by its checksum instead. This test pins what happens today: refused, or opened
+    // with a consistent state that is a prefix of the commits.
+    let (_t, probe) = built(false).await;
+    let used = journal_used(&probe);
+    for at in [used / 10, used / 2] {
+        let (_t, dir) = copy_of(&probe);
+        let jnl = dir.join("db/0.jnl");
+        let mut b = fs::read(&jnl).unwrap();
+        for x in &mut b[at as usize..at as usize + 8] {
+            *x ^= 0xff;
+        }
+        fs::write(&jnl, b).unwrap();
+        match open(&dir) {
+            Ok(store) => {
+                let queued = assert_consistent(&store).await;
+                eprintln!("journal damaged at {at} of {used} bytes: {queued} of 3000 requests left");
+            }
+            Err(e) => assert!(matches!(e, StoreError::Corrupt { .. }), "{e}"),
+        }
+    }
+}
+
+/// Bytes of the active journal in use (fjall trims it to that on open).
+fn journal_used(dir: &Path) -> u64 {
+    let used = fs::metadata(dir.join("db/0.jnl")).unwrap().len();
+    assert!(used > 100_000 && used < 1_000_000, "holds every commit: {used}");
+    used
+}
+
+#[tokio::test]
+async fn a_state_whose_creation_was_cut_short_is_finished() {
+    // Killed while the database and its keyspaces were being created (it takes a while:
+    // each keyspace costs fsyncs): nothing was committed, so it is created, not refused.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("state");
+    fs::create_dir(&dir).unwrap();
+    fs::write(dir.join(dir::MARKER), r#"{"format": 1, "written_by": "kumo 0.1.0", "ready": false}"#).unwrap();
+    {
+        let db = fjall::Database::builder(dir.join("db")).open().unwrap();
+        for name in ["meta", "queue", "hosts"] {
+            db.keyspace(name, fjall::KeyspaceCreateOptions::default).unwrap();
+        }
+    }
+    // And a keyspace folder fjall had only begun (no `current` file yet).
+    fs::create_dir_all(dir.join("db/keyspaces/4/tables")).unwrap();
+    let store = open(&dir).expect("creation finished");
+    assert!(!store.resumed());
+    store.push(requests(0)).await.unwrap();
+    drop(store);
+    let marker = fs::read_to_string(dir.join(dir::MARKER)).unwrap();
+    assert!(marker.contains("\"ready\": true"), "{marker}");
+    let store = open(&dir).unwrap();
+    assert!(store.resumed());
+    assert_eq!(store.queue_stats(1).unwrap().queued, PER_BATCH);
+
+    // Only the marker's temporary file: its first write was cut short.
+    let t = tempfile::tempdir().unwrap();
+    fs::write(t.path().join("KUMO_STATE.tmp"), "{").unwrap();
+    drop(open(t.path()).expect("a new state"));
+}

@@ -1,0 +1,71 @@
+//! `kumo failures list|export|requeue`: the requests of a stopped crawl that failed for good.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use kumo_core::ErrorKind;
+use kumo_frontier::FailureRecord;
+use serde::Serialize;
+
+use super::args::{ExportArgs, FailuresCommand, FailuresListArgs, RequeueArgs};
+use super::inspect_io::{describe, open, output};
+
+pub fn run(c: FailuresCommand) -> Result<ExitCode> {
+    match c {
+        FailuresCommand::List(a) => list(a),
+        FailuresCommand::Export(a) => export(a),
+        FailuresCommand::Requeue(a) => requeue(a),
+    }
+    .map(|()| ExitCode::SUCCESS)
+}
+
+/// A failure as `list --json` shows it.
+#[derive(Serialize)]
+struct Listed<'a> {
+    seq: u64,
+    #[serde(flatten)]
+    record: &'a FailureRecord,
+}
+
+fn list(a: FailuresListArgs) -> Result<()> {
+    let store = open(&a.state)?;
+    let failures = store.stored_failures()?;
+    if a.json {
+        let listed: Vec<_> =
+            failures.iter().map(|(seq, f)| Listed { seq: *seq, record: &f.record }).collect();
+        println!("{}", serde_json::to_string_pretty(&listed)?);
+        return Ok(());
+    }
+    println!("{} failures in {}", failures.len(), store.dir().display());
+    for (seq, f) in &failures {
+        let r = &f.record;
+        let status = r.last_status.map(|s| format!(", HTTP {s}")).unwrap_or_default();
+        println!("  #{seq} {} ({} attempts{status}) {}", r.kind, r.attempts, r.url);
+        println!("      {}", r.message);
+    }
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> Result<()> {
+    let store = open(&a.state)?;
+    let mut out = output(&a.output)?;
+    let n = store.export_failures(&mut out)?;
+    eprintln!("exported {n} failures to {}", describe(&a.output));
+    Ok(())
+}
+
+fn requeue(a: RequeueArgs) -> Result<()> {
+    let kinds = a.kinds.iter().map(|k| parse_kind(k)).collect::<Result<Vec<_>>>()?;
+    let store = open(&a.state)?;
+    let r = store.requeue_failures(&kinds)?;
+    println!("requeued {} failures; {} left", r.requeued, r.remaining);
+    if r.invalid > 0 {
+        println!("{} of them stay: their URL does not parse", r.invalid);
+    }
+    Ok(())
+}
+
+/// `status`, `connect`, `too-large`…: the names the summary uses.
+fn parse_kind(s: &str) -> Result<ErrorKind> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| anyhow!("--kind {s:?}: {e}"))
+}

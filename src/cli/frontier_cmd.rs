@@ -1,0 +1,88 @@
+//! `kumo frontier stats|export|import`: the queue of a stopped crawl.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use kumo_store_embedded::{QueueStats, read_requests};
+
+use super::args::{ExportArgs, FrontierCommand, FrontierStatsArgs, ImportArgs};
+use super::inspect_io::{describe, input, open, open_or_create, output};
+
+pub fn run(c: FrontierCommand) -> Result<ExitCode> {
+    match c {
+        FrontierCommand::Stats(a) => stats(a),
+        FrontierCommand::Export(a) => export(a),
+        FrontierCommand::Import(a) => import(a),
+    }
+    .map(|()| ExitCode::SUCCESS)
+}
+
+fn stats(a: FrontierStatsArgs) -> Result<()> {
+    let store = open(&a.state)?;
+    let s = store.queue_stats(a.top)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        print!("{}", render(store.dir(), &s, a.top));
+    }
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> Result<()> {
+    let store = open(&a.state)?;
+    let mut out = output(&a.output)?;
+    let n = store.export_queue(&mut out)?;
+    eprintln!("exported {n} queued requests to {}", describe(&a.output));
+    Ok(())
+}
+
+fn import(a: ImportArgs) -> Result<()> {
+    let store = if a.create { open_or_create(&a.state)? } else { open(&a.state)? };
+    // Every line is read and checked before anything is queued.
+    let source = if a.input == "-" { "standard input" } else { a.input.as_str() };
+    let requests = read_requests(input(&a.input)?).with_context(|| source.to_string())?;
+    let r = store.import(requests)?;
+    println!("queued {} requests ({} already seen) in {}", r.added, r.seen, store.dir().display());
+    Ok(())
+}
+
+/// The text form of `frontier stats`.
+fn render(dir: &Path, s: &QueueStats, top: usize) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "state:    {}", dir.display());
+    let _ =
+        writeln!(t, "queued:   {} requests on {} hosts ({} hosts known)", s.queued, s.hosts_queued, s.hosts);
+    if !s.top_hosts.is_empty() {
+        let _ = writeln!(t, "  by host (top {top}):");
+        for h in &s.top_hosts {
+            let _ = writeln!(t, "    {:>10}  {}", h.queued, h.host);
+        }
+        let _ = writeln!(t, "  by priority:");
+        for p in &s.by_priority {
+            let _ = writeln!(t, "    {:>10}  priority {}", p.queued, p.priority);
+        }
+        let _ = writeln!(t, "  by depth:");
+        for d in &s.by_depth {
+            let _ = writeln!(t, "    {:>10}  depth {}", d.queued, d.depth);
+        }
+    }
+    let kinds: Vec<String> = s.failures_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+    let _ = writeln!(t, "failures: {}{kinds}", s.failures);
+    let _ = writeln!(t, "seen:     {} URLs", s.seen);
+    let _ = writeln!(t, "journal:  {} items not yet confirmed written", s.journal_pending);
+    match s.counters.as_ref().and_then(|c| c.as_object()) {
+        Some(c) => {
+            // The engine's counters: show the plain numbers (pages, items, failed, …).
+            let nums: Vec<String> =
+                c.iter().filter_map(|(k, v)| v.as_u64().map(|n| format!("{k} {n}"))).collect();
+            let _ = writeln!(t, "counters: {}", nums.join(", "));
+        }
+        None => {
+            let _ = writeln!(t, "counters: none saved");
+        }
+    }
+    t
+}
