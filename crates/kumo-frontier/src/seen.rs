@@ -1,10 +1,10 @@
 //! The seen set: which fingerprints were already queued.
 //!
-//! [`MemorySeenSet`] is exact and small: it keeps the high 64 bits of each fingerprint in
-//! sorted buckets (split as they fill) with vectors grown by an eighth at a time, so it costs
-//! about 9–10 bytes per URL where a hash set costs 17–34. The 64-bit key gives a collision
-//! chance of about 3·10⁻⁶ at 10⁷ URLs; larger crawls belong on a persistent backend that keeps
-//! all 128 bits.
+//! [`MemorySeenSet`] is exact on the high 64 bits of each fingerprint and small: it is the
+//! [`ExactSeenSet`](crate::ExactSeenSet)'s structure on 64-bit keys, whose top 16 bits choose a
+//! bucket and the other 48 are stored in 6 bytes, so it holds about 6.2 bytes per URL where a
+//! hash set holds 17–34. The 64-bit key gives a collision chance of about 3·10⁻⁶ at 10⁷ URLs;
+//! larger crawls belong on the exact set or a persistent backend that keeps all 128 bits.
 
 use std::sync::Mutex;
 
@@ -12,6 +12,7 @@ use async_trait::async_trait;
 use kumo_core::Fingerprint;
 
 use crate::FrontierError;
+use crate::exact_seen::Packed;
 
 /// A set of fingerprints. Backends: memory (here), embedded, Redis.
 #[async_trait]
@@ -29,75 +30,15 @@ pub trait SeenSet: Send + Sync {
     }
 }
 
-/// Average bucket length that triggers a split (doubling the bucket count).
-const SPLIT_AT: usize = 128;
-
-/// The exact in-memory seen set.
+/// The in-memory seen set, exact on 64 bits.
 #[derive(Debug, Default)]
 pub struct MemorySeenSet {
-    inner: Mutex<Buckets>,
+    inner: Mutex<Packed<6>>,
 }
 
-#[derive(Debug)]
-struct Buckets {
-    /// How many high bits choose the bucket.
-    bits: u32,
-    buckets: Vec<Vec<u64>>,
-    len: usize,
-}
-
-impl Default for Buckets {
-    fn default() -> Self {
-        Buckets { bits: 0, buckets: vec![Vec::new()], len: 0 }
-    }
-}
-
-impl Buckets {
-    fn index(&self, key: u64) -> usize {
-        if self.bits == 0 { 0 } else { (key >> (64 - self.bits)) as usize }
-    }
-
-    fn insert(&mut self, key: u64) -> bool {
-        let i = self.index(key);
-        let v = &mut self.buckets[i];
-        match v.binary_search(&key) {
-            Ok(_) => false,
-            Err(pos) => {
-                if v.len() == v.capacity() {
-                    v.reserve_exact((v.len() / 8).max(4));
-                }
-                v.insert(pos, key);
-                self.len += 1;
-                if self.len > self.buckets.len() * SPLIT_AT && self.bits < 32 {
-                    self.split();
-                }
-                true
-            }
-        }
-    }
-
-    fn contains(&self, key: u64) -> bool {
-        self.buckets[self.index(key)].binary_search(&key).is_ok()
-    }
-
-    /// Doubles the bucket count. Each bucket's keys share their high `bits` bits and are
-    /// sorted, so the next bit splits it at one partition point.
-    fn split(&mut self) {
-        let next_bit = 63 - self.bits;
-        let mut out = Vec::with_capacity(self.buckets.len() * 2);
-        for v in self.buckets.drain(..) {
-            let p = v.partition_point(|k| (k >> next_bit) & 1 == 0);
-            out.push(v[..p].to_vec());
-            out.push(v[p..].to_vec());
-        }
-        self.buckets = out;
-        self.bits += 1;
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.buckets.capacity() * std::mem::size_of::<Vec<u64>>()
-            + self.buckets.iter().map(|v| v.capacity() * 8).sum::<usize>()
-    }
+/// The set's key: the high 64 bits, the low 64 cleared.
+fn key(fp: Fingerprint) -> u128 {
+    u128::from(fp.high64()) << 64
 }
 
 impl MemorySeenSet {
@@ -112,17 +53,17 @@ impl MemorySeenSet {
 
     /// Synchronous insert for callers that already hold no lock (the memory frontier).
     pub fn insert_sync(&self, fps: &[Fingerprint]) -> Vec<bool> {
-        let mut b = self.lock();
-        fps.iter().map(|fp| b.insert(fp.high64())).collect()
+        let mut s = self.lock();
+        fps.iter().map(|&fp| s.insert(key(fp))).collect()
     }
 
     pub fn len_sync(&self) -> usize {
-        self.lock().len
+        self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Buckets> {
-        // A panic while holding the lock cannot leave the buckets half-updated in a way that
-        // breaks lookups (insert is a single Vec::insert), so poisoning is ignored.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Packed<6>> {
+        // Poisoning is ignored: an insert panics only at the 2³²-key limit, before changing
+        // anything, so the set is never left half-updated.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -134,7 +75,7 @@ impl SeenSet for MemorySeenSet {
     }
 
     async fn contains(&self, fp: Fingerprint) -> Result<bool, FrontierError> {
-        Ok(self.lock().contains(fp.high64()))
+        Ok(self.lock().contains(key(fp)))
     }
 
     async fn len(&self) -> Result<usize, FrontierError> {
@@ -162,10 +103,38 @@ mod tests {
         }
         assert_eq!(s.len_sync(), 15_000);
         let b = s.lock();
-        assert!(b.bits > 0, "buckets split as the set grew");
-        for v in &b.buckets {
-            assert!(v.windows(2).all(|w| w[0] < w[1]), "buckets stay sorted");
+        b.check(); // buckets stay sorted, each in its segment; pending and stored keys disjoint
+        let all: HashSet<u64> = b.iter().map(|k| (k >> 64) as u64).collect();
+        assert_eq!(all, reference);
+    }
+
+    #[test]
+    fn flushes_keep_order_and_exactness() {
+        let s = MemorySeenSet::new();
+        let contains = |k: u64| s.lock().contains(u128::from(k) << 64);
+        let mut reference = HashSet::new();
+        let mut rng = fastrand::Rng::with_seed(7);
+        // Small keys too: 0 marks a free slot in the pending table, and small keys share a
+        // bucket. The low 64 bits of a fingerprint are ignored.
+        let keys: Vec<u64> = (0..200).chain((0..30_000).map(|_| rng.u64(..))).collect();
+        let mut flushes = 0;
+        for _ in 0..100_000 {
+            let k = keys[rng.usize(..keys.len())];
+            let before = s.heap_bytes();
+            let new = s.insert_sync(&[Fingerprint((u128::from(k) << 64) | u128::from(rng.u64(..)))])[0];
+            assert_eq!(new, reference.insert(k));
+            flushes += usize::from(s.heap_bytes() != before);
+            let probe = keys[rng.usize(..keys.len())] ^ rng.u64(..2);
+            assert_eq!(contains(probe), reference.contains(&probe));
         }
+        assert!(flushes > 5, "{flushes} flushes");
+        assert_eq!(s.len_sync(), reference.len());
+        assert!(reference.iter().all(|&k| contains(k)));
+        let b = s.lock();
+        b.check();
+        let all: Vec<u64> = b.iter().map(|k| (k >> 64) as u64).collect();
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "iter is ascending");
+        assert_eq!(all.len(), reference.len());
     }
 
     #[test]
