@@ -18,6 +18,18 @@ fn kills() -> usize {
     std::env::var("KUMO_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
 }
 
+/// Starts `kumo ARGS` in `cwd`, its standard error captured.
+fn spawn_kumo(args: &[String], cwd: &Path) -> tokio::process::Child {
+    tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts")
+}
+
 /// Runs `kumo crawl` and kills it with SIGKILL after `kill_after`, unless it ends first.
 /// Returns whether it was killed while running.
 async fn run_and_kill(
@@ -25,14 +37,7 @@ async fn run_and_kill(
     cwd: &Path,
     kill_after: Option<Duration>,
 ) -> (bool, std::process::Output) {
-    let mut child = tokio::process::Command::new(KUMO)
-        .args(args)
-        .current_dir(cwd)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kumo starts");
+    let mut child = spawn_kumo(args, cwd);
     let mut killed = false;
     if let Some(after) = kill_after {
         tokio::select! {
@@ -242,14 +247,7 @@ async fn ctrl_c_twice_stops_now_and_the_slow_page_comes_back() {
 /// Runs `kumo`, and after 700 ms sends it SIGINT (what Ctrl-C sends) `presses` times, 300 ms
 /// apart. It must then exit successfully.
 async fn run_and_interrupt(args: &[String], cwd: &Path, presses: usize) -> std::process::Output {
-    let child = tokio::process::Command::new(KUMO)
-        .args(args)
-        .current_dir(cwd)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kumo starts");
+    let child = spawn_kumo(args, cwd);
     let pid = child.id().expect("running").to_string();
     tokio::time::sleep(Duration::from_millis(700)).await;
     for _ in 0..presses {

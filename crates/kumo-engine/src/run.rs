@@ -53,6 +53,17 @@ pub(crate) struct Parts {
     pub status: Arc<StatusCell>,
 }
 
+impl Parts {
+    /// The pipeline, which a run (or the resume step) holds while it works.
+    pub fn take_pipeline(&self) -> Pipeline {
+        self.pipeline.lock().unwrap_or_else(|e| e.into_inner()).take().expect("pipeline present between runs")
+    }
+
+    pub fn put_pipeline(&self, pipeline: Pipeline) {
+        *self.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
+    }
+}
+
 /// One parser task's identity and counters.
 pub(crate) struct AnalyzerModule {
     pub id: ModuleId,
@@ -133,12 +144,7 @@ impl Checkpoints {
 /// Opens the pipeline's sinks once per engine: fresh, or (with a journal) at the last
 /// checkpoint, replaying the items committed after it.
 pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
-    let mut pipeline = parts
-        .pipeline
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .expect("pipeline present between runs");
+    let mut pipeline = parts.take_pipeline();
     let result = async {
         let Some(journal) = &parts.journal else {
             return first_error(pipeline.open(None).await);
@@ -148,11 +154,12 @@ pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
         let Some(&(last, _)) = point.pending.last() else { return Ok(()) };
         let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
         first_error(pipeline.send(&items).await)?;
-        first_error(pipeline.flush().await)?;
-        journal.checkpoint(last, pipeline.checkpoint()).await.map_err(|e| e.to_string())
+        let mut checkpoints = Checkpoints::new(Some(journal.clone()));
+        checkpoints.consumed(Some(last));
+        checkpoints.maybe_commit(&mut pipeline, true).await
     }
     .await;
-    *parts.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
+    parts.put_pipeline(pipeline);
     result
 }
 
@@ -205,12 +212,7 @@ pub(crate) async fn run(
     }
     drop((fetched_rx, result_tx));
 
-    let mut pipeline = parts
-        .pipeline
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take()
-        .expect("pipeline present between runs");
+    let mut pipeline = parts.take_pipeline();
     let pipe_errors = parts.errors.clone();
     let journal = parts.journal.clone();
     let pipe_task = tokio::spawn(async move {
@@ -376,7 +378,7 @@ pub(crate) async fn run(
             p => serde_json::json!({ "sinks": pipeline.sink_names(), "processors": p }),
         },
     };
-    *parts.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
+    parts.put_pipeline(pipeline);
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
     let elapsed = started.elapsed().as_secs_f64();

@@ -19,6 +19,7 @@ mod error;
 mod exact_seen;
 mod frontier;
 mod memory;
+mod packed;
 mod politeness;
 pub mod robots;
 pub mod schedule;

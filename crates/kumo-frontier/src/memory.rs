@@ -9,8 +9,8 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 
 use crate::schedule::{Entry, HostTable, Leased};
 use crate::{
-    Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment, Lease, MemorySeenSet,
-    Politeness, PushReport, Readiness, SeenSet,
+    Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
+    Lease, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -131,57 +131,21 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
     }
 
     async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError> {
-        let mut report = PushReport::default();
-        let mut first_err = None;
-        for c in batch {
-            match c {
-                Completion::Done { lease, discovered } => {
-                    // Seen-check first: if the lease is unknown the discoveries are still kept
-                    // (they are new work either way), so nothing is lost.
-                    let (fresh, r) = self.filter_new(discovered).await?;
-                    report.merge(r);
-                    let now = Instant::now();
-                    let mut st = self.lock();
-                    let taken = st.table.take_lease(lease);
-                    for req in &fresh {
-                        st.enqueue(req, now);
-                    }
-                    match taken {
-                        Ok(out) => st.table.schedule(out.host, now),
-                        Err(e) => first_err = first_err.or(Some(e)),
-                    }
-                }
-                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
-                    let counts = matches!(c, Completion::Retry { .. });
-                    let now = Instant::now();
-                    let mut st = self.lock();
-                    match st.table.take_lease(lease) {
-                        Ok(mut out) => {
-                            if counts {
-                                out.entry.request.retries += 1;
-                            }
-                            st.table.requeue_front(out.host, out.entry, after, now);
-                        }
-                        Err(e) => first_err = first_err.or(Some(e)),
-                    }
-                }
-                Completion::Failed { lease, failure } => {
-                    let now = Instant::now();
-                    let mut st = self.lock();
-                    match st.table.take_lease(lease) {
-                        Ok(out) => {
-                            st.failures.push(failure);
-                            st.table.schedule(out.host, now);
-                        }
-                        Err(e) => first_err = first_err.or(Some(e)),
-                    }
-                }
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
+        let (report, stale) = self.complete_counting(batch).await?;
+        match stale {
+            Some((_, first)) => Err(first),
             None => Ok(report),
         }
+    }
+
+    /// One pass over the batch, not one call per completion: this is the in-memory crawl's
+    /// hot path.
+    async fn commit(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        let mut pushed = self.push(c.pushes).await?;
+        let (report, stale) = self.complete_counting(c.completions).await?;
+        pushed.merge(report);
+        let stale = stale.map_or(0, |(n, _)| n);
+        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items })
     }
 
     async fn readiness(&self) -> Result<Readiness, FrontierError> {
@@ -212,5 +176,67 @@ impl<S: SeenSet> MemoryFrontier<S> {
     /// The hosts known, with their queued counts (for progress displays and tests).
     pub fn host_queues(&self) -> Vec<(Arc<str>, usize)> {
         self.lock().table.host_queues()
+    }
+}
+
+impl<S: SeenSet> MemoryFrontier<S> {
+    /// Completes every lease of the batch; the leases no longer out are counted, with the
+    /// first one's error.
+    async fn complete_counting(
+        &self,
+        batch: Vec<Completion>,
+    ) -> Result<(PushReport, Option<(usize, FrontierError)>), FrontierError> {
+        let mut report = PushReport::default();
+        let mut stale: Option<(usize, FrontierError)> = None;
+        let mut note = |e: FrontierError| match &mut stale {
+            Some((n, _)) => *n += 1,
+            None => stale = Some((1, e)),
+        };
+        for c in batch {
+            match c {
+                Completion::Done { lease, discovered } => {
+                    // Seen-check first: if the lease is unknown the discoveries are still kept
+                    // (they are new work either way), so nothing is lost.
+                    let (fresh, r) = self.filter_new(discovered).await?;
+                    report.merge(r);
+                    let now = Instant::now();
+                    let mut st = self.lock();
+                    let taken = st.table.take_lease(lease);
+                    for req in &fresh {
+                        st.enqueue(req, now);
+                    }
+                    match taken {
+                        Ok(out) => st.table.schedule(out.host, now),
+                        Err(e) => note(e),
+                    }
+                }
+                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
+                    let counts = matches!(c, Completion::Retry { .. });
+                    let now = Instant::now();
+                    let mut st = self.lock();
+                    match st.table.take_lease(lease) {
+                        Ok(mut out) => {
+                            if counts {
+                                out.entry.request.retries += 1;
+                            }
+                            st.table.requeue_front(out.host, out.entry, after, now);
+                        }
+                        Err(e) => note(e),
+                    }
+                }
+                Completion::Failed { lease, failure } => {
+                    let now = Instant::now();
+                    let mut st = self.lock();
+                    match st.table.take_lease(lease) {
+                        Ok(out) => {
+                            st.failures.push(failure);
+                            st.table.schedule(out.host, now);
+                        }
+                        Err(e) => note(e),
+                    }
+                }
+            }
+        }
+        Ok((report, stale))
     }
 }

@@ -380,11 +380,6 @@ impl HostTable {
         Ok(out)
     }
 
-    /// The lease's entry, without taking it.
-    pub fn peek_lease(&self, id: LeaseId) -> Option<&Out> {
-        self.leases.get(&id.0)
-    }
-
     pub fn readiness(&mut self, now: Instant) -> Readiness {
         if self.queued == 0 {
             return Readiness::Empty;

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use kumo_core::Fingerprint;
 
 use crate::FrontierError;
-use crate::exact_seen::Packed;
+use crate::packed::Packed;
 
 /// A set of fingerprints. Backends: memory (here), embedded, Redis.
 #[async_trait]

@@ -80,7 +80,7 @@ impl ItemJournal for EmbeddedStore {
 
     async fn checkpoint(&self, upto: u64, checkpoint: PipelineCheckpoint) -> Result<(), JournalError> {
         let sp = &self.sp;
-        let mut b = self.db.batch().durability(Some(self.persist));
+        let mut b = self.batch();
         let before = consumed_upto(sp).map_err(err)?;
         for n in before.saturating_add(1)..=upto {
             b.remove(&sp.journal, &keys::seq(n)[..]);

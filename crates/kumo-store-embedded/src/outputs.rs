@@ -24,7 +24,7 @@ impl EmbeddedStore {
                 Ok(())
             }
             None => {
-                let mut b = self.db.batch().durability(Some(self.persist));
+                let mut b = self.batch();
                 b.insert(&self.sp.meta, OUTPUTS, serde_json::to_vec(names)?);
                 Ok(b.commit()?)
             }
