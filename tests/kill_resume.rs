@@ -58,13 +58,19 @@ async fn run_and_kill(
 /// Kills the crawl `kills()` times at random moments, then lets it finish. Returns the final
 /// run's summary.
 async fn crawl_with_kills(args: Vec<String>, cwd: &Path) -> serde_json::Value {
+    crawl_with_n_kills(args, cwd, kills()).await
+}
+
+/// Kills the crawl `kills` times at random moments (at least 5 or `kills` must land
+/// mid-crawl), then lets it finish and returns its summary.
+async fn crawl_with_n_kills(args: Vec<String>, cwd: &Path, kills: usize) -> serde_json::Value {
     let seed = fastrand::u64(..);
     eprintln!("kill schedule seed: {seed}");
     let mut rng = fastrand::Rng::with_seed(seed);
     let started = Instant::now();
     let mut killed = 0;
     let mut attempts = 0;
-    while killed < kills() && attempts < kills() * 3 {
+    while killed < kills && attempts < kills * 3 {
         attempts += 1;
         let after = Duration::from_millis(rng.u64(150..1200));
         let (was_killed, out) = run_and_kill(&args, cwd, Some(after)).await;
@@ -75,7 +81,7 @@ async fn crawl_with_kills(args: Vec<String>, cwd: &Path) -> serde_json::Value {
             break; // the crawl finished before the kill
         }
     }
-    assert!(killed >= kills().min(5), "only {killed} kills landed mid-crawl");
+    assert!(killed >= kills.min(5), "only {killed} kills landed mid-crawl");
     let (_, out) = run_and_kill(&args, cwd, None).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "final run failed: {stderr}");
@@ -165,6 +171,53 @@ async fn kill_9_then_resume_writes_every_page_once_to_postgres() {
     assert_eq!((rows, distinct), (unique as i64, unique as i64), "every page's row exactly once");
     check_summary(&summary, unique);
     check_server(&server, unique);
+}
+
+/// A spider file's sites are durable too: its state survives kills, and its dedup processor's
+/// memory with it, so each product is written once although print variants repeat them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_then_resume_a_spider_file_writes_every_item_once() {
+    let site = SiteConfig { pages: 8_000, page_bytes: 3_000, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = format!(
+        r#"
+[[site]]
+name = "shop"
+seeds = ["{}"]
+per_host = {PER_HOST}
+concurrency = 16
+output = {{ jsonl = "products.jsonl" }}
+
+[[site.model]]
+name = "product"
+root = {{ css = "div.product" }}
+fields = [
+  {{ name = "sku", css = "span.sku", required = true }},
+  {{ name = "title", css = "h1.product-title" }},
+]
+processors = [{{ dedup = ["sku"] }}]
+"#,
+        server.url("/index.html")
+    );
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let args: Vec<String> =
+        ["crawl", "shop.toml", "--summary-json", "summary.json"].iter().map(|s| s.to_string()).collect();
+    let summary = crawl_with_n_kills(args, dir.path(), 3).await;
+
+    let text = std::fs::read_to_string(dir.path().join("products.jsonl")).unwrap();
+    let mut skus = HashSet::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("whole JSON lines");
+        let sku = v["sku"].as_str().expect("sku").to_string();
+        assert!(skus.insert(sku.clone()), "{sku} written twice");
+    }
+    assert_eq!(skus.len(), truth.documents, "every product exactly once");
+    assert_eq!(summary["shop"]["pages"], truth.unique_urls as u64, "pages counted once each across runs");
+    let this_run = summary["shop"]["pages_this_run"].as_u64().expect("pages_this_run");
+    assert!(this_run < truth.unique_urls as u64, "the last run resumed, not started over: {this_run}");
+    check_server(&server, truth.unique_urls);
 }
 
 /// A host's delay holds across kills: the server never sees two requests closer than the

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
-use kumo_engine::{CrawlConfig, Engine, RobotsConfig, StopMode, Summary};
+use kumo_engine::{CrawlConfig, Engine, RobotsConfig, Summary};
 use kumo_frontier::{
     Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
@@ -148,17 +148,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
             Some(store) => {
                 store.check_outputs(&[sink.name()])?;
-                let stats = store.stats().await?;
-                if store.resumed() {
-                    eprintln!(
-                        "resuming from {} ({} queued, {} failed; --fresh starts over)",
-                        store.dir().display(),
-                        stats.queued,
-                        stats.failed
-                    );
-                } else {
-                    tracing::info!(state = %store.dir().display(), "new crawl state");
-                }
+                super::state::announce(&store, "").await?;
                 (store.clone(), Engine::new().with_journal(store))
             }
             None => {
@@ -186,20 +176,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     engine.start().await?;
     tracing::info!("crawl started");
 
-    // First Ctrl-C: graceful stop; second: stop now. One signal stream for both, so a second
-    // press right after the first is not missed.
-    let stopper = engine.stopper();
-    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    tokio::spawn(async move {
-        if interrupts.recv().await.is_some() {
-            eprintln!("stopping: finishing what is in flight (Ctrl-C again to stop now)");
-            let _ = stopper.stop(StopMode::Graceful);
-            if interrupts.recv().await.is_some() {
-                eprintln!("stopping now: what was in flight is fetched again on resume");
-                let _ = stopper.stop(StopMode::Now);
-            }
-        }
-    });
+    tokio::spawn(engine.stopper().follow(super::interrupt::stop_requests()?));
 
     let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
     let summary = engine.wait().await?;

@@ -7,6 +7,7 @@ mod crawl;
 mod failures_cmd;
 mod frontier_cmd;
 mod inspect_io;
+mod interrupt;
 mod logging;
 mod parse_cmd;
 mod progress;

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use kumo_spider::{LoadOptions, SpiderFile, open_sinks, run_sites};
+use kumo_spider::{LoadOptions, SiteJob, SiteState, SpiderFile, open_sinks, run_sites};
+use url::Url;
 
 use super::args::CrawlArgs;
+use super::state;
 
 /// The spider file when the only argument is an existing `.toml` file.
 pub fn spider_file(args: &[String]) -> Option<PathBuf> {
@@ -20,14 +22,28 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts)?;
-    let mut sites = Vec::new();
+    let mut jobs = Vec::new();
     for site in spiders.sites {
         let sinks = open_sinks(&site).await.with_context(|| format!("site \"{}\"", site.name))?;
-        sites.push((site, sinks));
+        let starts: Vec<Url> = site.crawl.seeds.iter().chain(&site.crawl.sitemaps).cloned().collect();
+        let dir = state::site_dir(&a.state, &site.name, &starts);
+        let who = format!("site \"{}\": ", site.name);
+        let state =
+            match state::open_at(&a.state, &dir, site.crawl.politeness.clone()).context(who.clone())? {
+                Some(store) => {
+                    let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
+                    store.check_outputs(&names).context(who.clone())?;
+                    state::announce(&store, &who).await?;
+                    SiteState { frontier: store.clone(), journal: Some(store) }
+                }
+                None => SiteState::memory(&site),
+            };
+        jobs.push(SiteJob { site, sinks, state });
     }
+    let stop = super::interrupt::stop_requests()?;
     let mut code = ExitCode::SUCCESS;
     let mut summaries = serde_json::Map::new();
-    for run in run_sites(sites).await {
+    for run in run_sites(jobs, Some(stop)).await {
         match run.result {
             Ok(summary) => {
                 eprintln!("site \"{}\":", run.name);

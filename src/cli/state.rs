@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
-use kumo_frontier::Politeness;
+use kumo_frontier::{Frontier, Politeness};
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore, dir};
 use url::Url;
 
@@ -26,20 +26,58 @@ pub fn derived_dir(starts: &[Url]) -> PathBuf {
     Path::new(STATE_ROOT).join(format!("{host}-{:08x}", hash as u32))
 }
 
+/// A spider file's site: `--state DIR` holds one folder per site (`DIR/<site>`); else
+/// `.kumo/state/<site>-<hash of its start URLs>`.
+pub fn site_dir(a: &StateArgs, site: &str, starts: &[Url]) -> PathBuf {
+    let name: String = site
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+        .collect();
+    match &a.dir {
+        Some(d) => d.join(name),
+        None => {
+            let derived = derived_dir(starts);
+            let hash = derived.file_name().and_then(|f| f.to_str()).and_then(|f| f.rsplit('-').next());
+            Path::new(STATE_ROOT).join(format!("{name}-{}", hash.unwrap_or("0")))
+        }
+    }
+}
+
 /// Opens the store for a crawl of `starts`, or `None` with `--memory`.
 pub fn open(a: &StateArgs, starts: &[Url], politeness: Politeness) -> Result<Option<Arc<EmbeddedStore>>> {
+    let path = a.dir.clone().unwrap_or_else(|| derived_dir(starts));
+    open_at(a, &path, politeness)
+}
+
+/// Opens the store in `path` (discarded first with `--fresh`), or `None` with `--memory`.
+pub fn open_at(a: &StateArgs, path: &Path, politeness: Politeness) -> Result<Option<Arc<EmbeddedStore>>> {
     if a.memory {
         return Ok(None);
     }
-    let path = a.dir.clone().unwrap_or_else(|| derived_dir(starts));
     if a.fresh {
-        dir::discard(&path)?;
+        dir::discard(path)?;
     }
     let cfg = EmbeddedConfig {
         politeness,
         durability: if a.fsync { Durability::Power } else { Durability::Process },
         ..Default::default()
     };
-    let store = EmbeddedStore::open(&path, cfg)?;
+    let store = EmbeddedStore::open(path, cfg)?;
     Ok(Some(Arc::new(store)))
+}
+
+/// Says on standard error that a crawl resumes (and from where); `who` prefixes the line.
+pub async fn announce(store: &EmbeddedStore, who: &str) -> Result<()> {
+    if store.resumed() {
+        let stats = store.stats().await?;
+        eprintln!(
+            "{who}resuming from {} ({} queued, {} failed; --fresh starts over)",
+            store.dir().display(),
+            stats.queued,
+            stats.failed
+        );
+    } else {
+        tracing::info!(state = %store.dir().display(), "{who}new crawl state");
+    }
+    Ok(())
 }

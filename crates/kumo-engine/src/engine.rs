@@ -69,6 +69,21 @@ impl Stopper {
         self.tx.send_replace(Some(mode));
         Ok(())
     }
+
+    /// Passes on every stop request sent on `requests` (a signal handler's: graceful, then
+    /// maybe now) until its sender goes away. Requests after the run ended are ignored.
+    pub async fn follow(self, mut requests: watch::Receiver<Option<StopMode>>) {
+        loop {
+            let mode = *requests.borrow_and_update();
+            if let Some(mode) = mode {
+                // Refused only when the engine has already stopped: nothing left to do.
+                let _ = self.stop(mode);
+            }
+            if requests.changed().await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// The crawl engine (the seeds' scheduler).

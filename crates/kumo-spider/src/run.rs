@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use kumo_engine::{Engine, EngineError, Summary};
-use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
-use kumo_pipeline::{CsvSink, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError};
+use kumo_engine::{Engine, EngineError, StopMode, Summary};
+use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
+use kumo_pipeline::{CsvSink, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError};
+use tokio::sync::watch;
 
 use crate::SiteSpec;
 
@@ -51,27 +52,79 @@ fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
     Some(cols)
 }
 
-/// Runs one site to its end, its items going through its processors into `sinks`.
-pub async fn run_site(site: &SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Result<Summary, EngineError> {
-    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig {
-        politeness: site.crawl.politeness.clone(),
-        ..Default::default()
-    }));
-    let sink = ProcessingSink::new(site.processor_chain(), sinks, site.fail_fast);
-    let mut engine = Engine::new();
-    engine.init_with(site.crawl.clone(), frontier, vec![Box::new(sink)], site.spider.clone())?;
-    engine.start().await?;
-    engine.wait().await
+/// Where a site's crawl state lives: its frontier, and the item journal when the frontier is
+/// durable (the embedded store is both), so its outputs resume with every item exactly once.
+pub struct SiteState {
+    pub frontier: Arc<dyn Frontier>,
+    pub journal: Option<Arc<dyn ItemJournal>>,
 }
 
-/// Runs every site at once, each with its sinks; results in the order given.
-pub async fn run_sites(sites: Vec<(SiteSpec, Vec<Box<dyn Sink>>)>) -> Vec<SiteRun> {
-    let handles: Vec<_> = sites
+impl SiteState {
+    /// Everything in memory: gone when the run ends.
+    pub fn memory(site: &SiteSpec) -> Self {
+        let frontier = MemoryFrontier::new(MemoryFrontierConfig {
+            politeness: site.crawl.politeness.clone(),
+            ..Default::default()
+        });
+        SiteState { frontier: Arc::new(frontier), journal: None }
+    }
+}
+
+/// One site to run: its spec, its sinks and its state.
+pub struct SiteJob {
+    pub site: SiteSpec,
+    pub sinks: Vec<Box<dyn Sink>>,
+    pub state: SiteState,
+}
+
+impl SiteJob {
+    /// A site run in memory.
+    pub fn in_memory(site: SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Self {
+        let state = SiteState::memory(&site);
+        SiteJob { site, sinks, state }
+    }
+}
+
+/// Tells running sites to stop: send `Some(mode)` (a graceful stop, then maybe a stop-now).
+pub type StopSignal = watch::Receiver<Option<StopMode>>;
+
+/// Runs one site to its end in memory, its items going through its processors into `sinks`.
+pub async fn run_site(site: &SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Result<Summary, EngineError> {
+    run_site_in(site, sinks, SiteState::memory(site), None).await
+}
+
+/// Runs one site to its end on `state`; a stop sent on `stop` stops it early (what was not
+/// fetched stays in a durable state for the next run).
+pub async fn run_site_in(
+    site: &SiteSpec,
+    sinks: Vec<Box<dyn Sink>>,
+    state: SiteState,
+    stop: Option<StopSignal>,
+) -> Result<Summary, EngineError> {
+    let sink = ProcessingSink::new(site.processor_chain(), sinks, site.fail_fast);
+    let mut engine = Engine::new();
+    if let Some(journal) = state.journal {
+        engine = engine.with_journal(journal);
+    }
+    engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
+    engine.start().await?;
+    let relay = stop.map(|stop| tokio::spawn(engine.stopper().follow(stop)));
+    let summary = engine.wait().await;
+    if let Some(r) = relay {
+        r.abort();
+    }
+    summary
+}
+
+/// Runs every site at once, each on its own state; results in the order given.
+pub async fn run_sites(jobs: Vec<SiteJob>, stop: Option<StopSignal>) -> Vec<SiteRun> {
+    let handles: Vec<_> = jobs
         .into_iter()
-        .map(|(site, sinks)| {
+        .map(|job| {
+            let stop = stop.clone();
             tokio::spawn(async move {
-                let result = run_site(&site, sinks).await;
-                SiteRun { name: site.name, result }
+                let result = run_site_in(&job.site, job.sinks, job.state, stop).await;
+                SiteRun { name: job.site.name, result }
             })
         })
         .collect();

@@ -2,7 +2,7 @@
 //! limits.
 
 use kumo_pipeline::{CollectSink, Sink};
-use kumo_spider::{LoadOptions, SpiderFile, run_sites};
+use kumo_spider::{LoadOptions, SiteJob, SpiderFile, run_sites};
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -38,10 +38,13 @@ fields = [{{ name = "title", css = "title" }}]
     let sb = CollectSink::new();
     let (ia, ib) = (sa.items(), sb.items());
     let mut sites = file.sites.into_iter();
-    let runs = run_sites(vec![
-        (sites.next().unwrap(), vec![Box::new(sa) as Box<dyn Sink>]),
-        (sites.next().unwrap(), vec![Box::new(sb) as Box<dyn Sink>]),
-    ])
+    let runs = run_sites(
+        vec![
+            SiteJob::in_memory(sites.next().unwrap(), vec![Box::new(sa) as Box<dyn Sink>]),
+            SiteJob::in_memory(sites.next().unwrap(), vec![Box::new(sb) as Box<dyn Sink>]),
+        ],
+        None,
+    )
     .await;
     let sa = runs[0].result.as_ref().unwrap();
     let sb = runs[1].result.as_ref().unwrap();
