@@ -23,6 +23,7 @@ mod keys;
 mod outputs;
 mod preflight;
 mod store;
+mod wal_check;
 
 pub use error::StoreError;
 pub use frontier::StoredFailure;

@@ -45,6 +45,7 @@ pub(crate) fn check(dir: &Path, db: &Path) -> Result<(), StoreError> {
     if journals == 0 {
         return Err(damaged("the database's journal file is missing".into()));
     }
+    crate::wal_check::check(dir, db)?;
     let keyspaces = db.join(KEYSPACES);
     if !keyspaces.join("0").is_dir() {
         return Err(damaged("the database's keyspace catalogue (keyspaces/0) is missing".into()));
