@@ -6,8 +6,8 @@
 //! every later commit is silently thrown away. A torn tail never holds a *complete* batch after
 //! the damage (a batch's end marker is written last), so: walk the entries as fjall will, and
 //! if a whole end marker follows the point where fjall would stop, refuse the state instead.
-//! A journal that is not the newest must decode to its end, since a newer one was begun after
-//! it was written in full.
+//! (fjall preallocates each journal file with zeros, which also end the walk: no marker
+//! follows them.)
 //!
 //! The entry layout mirrors fjall 3.1 `journal/entry.rs` (little-endian):
 //! - start `1`: item count u32, sequence number u64;
@@ -19,8 +19,8 @@
 //! Checksums are fjall's to check (a mismatch is an error there, which the store reports).
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, ErrorKind, Read};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufReader, ErrorKind, Read, Seek, SeekFrom};
+use std::path::Path;
 
 use crate::StoreError;
 
@@ -38,26 +38,17 @@ pub(crate) fn check(dir: &Path, db: &Path) -> Result<(), StoreError> {
         let path = path.to_path_buf();
         move |error| StoreError::Io { path, error }
     };
-    let mut journals: Vec<(u64, PathBuf)> = Vec::new();
     for e in fs::read_dir(db).map_err(io(db))? {
         let path = e.map_err(io(db))?.path();
-        if path.extension().is_some_and(|x| x == "jnl")
-            && let Some(id) = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse().ok())
-        {
-            journals.push((id, path));
-        }
-    }
-    journals.sort();
-    let newest = journals.len().saturating_sub(1);
-    for (i, (_, path)) in journals.iter().enumerate() {
-        let len = fs::metadata(path).map_err(io(path))?.len();
-        let stop = decodable_len(path).map_err(io(path))?;
-        if stop == len {
+        if path.extension().is_none_or(|x| x != "jnl") {
             continue;
         }
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let later = if i < newest { true } else { has_end_marker_after(path, stop + 1).map_err(io(path))? };
-        if later {
+        let path = path.as_path();
+        let len = fs::metadata(path).map_err(io(path))?.len();
+        let stop = decodable_len(path).map_err(io(path))?;
+        // fjall preallocates its journals, so zeros after the last entry are the normal case.
+        if stop < len && has_end_marker_after(path, stop + 1).map_err(io(path))? {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
             return Err(StoreError::Corrupt {
                 path: dir.into(),
                 detail: format!(
@@ -159,16 +150,32 @@ fn lz4_decodes_to(stored: &[u8], len: usize) -> bool {
     matches!(lz4_flex::decompress_into(stored, &mut out), Ok(n) if n == len)
 }
 
-/// Whether a whole end entry (tag, any checksum, trailer) starts at or after `from`.
+/// Whether a whole end entry (tag, any checksum, trailer) starts at or after `from`. Reads
+/// the file in blocks (a journal is preallocated to 64 MiB), keeping the last few bytes of
+/// each block so a marker across two blocks is found.
 fn has_end_marker_after(path: &Path, from: u64) -> std::io::Result<bool> {
-    let bytes = fs::read(path)?;
-    let from = (from as usize).min(bytes.len());
-    Ok(bytes[from..].windows(END_LEN).any(|w| w[0] == TAG_END && &w[9..] == TRAILER))
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut kept = 0;
+    loop {
+        let n = f.read(&mut buf[kept..])?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let filled = kept + n;
+        if buf[..filled].windows(END_LEN).any(|w| w[0] == TAG_END && &w[9..] == TRAILER) {
+            return Ok(true);
+        }
+        kept = (END_LEN - 1).min(filled);
+        buf.copy_within(filled - kept..filled, 0);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn item(key: &[u8], value: &[u8]) -> Vec<u8> {
         let mut b = vec![TAG_ITEM, 0, 0];
@@ -242,12 +249,24 @@ mod tests {
     }
 
     #[test]
-    fn an_older_journal_must_decode_to_its_end() {
+    fn preallocated_zeros_after_the_entries_are_no_damage() {
         let t = tempfile::tempdir().unwrap();
         let mut old: Vec<u8> = (0..3).flat_map(batch).collect();
-        old.extend(&batch(3)[..10]);
+        old.resize(200_000, 0);
         fs::write(t.path().join("1.jnl"), old).unwrap();
         fs::write(t.path().join("2.jnl"), batch(4)).unwrap();
+        check(t.path(), t.path()).unwrap();
+    }
+
+    #[test]
+    fn a_marker_across_two_read_blocks_is_found() {
+        let t = tempfile::tempdir().unwrap();
+        // The end marker starts 6 bytes before the first block's end (reading from byte 1).
+        let mut bytes = vec![0x77u8; (1 << 16) + 1 - 6 - 40];
+        bytes.extend(batch(1));
+        let p = t.path().join("0.jnl");
+        fs::write(&p, bytes).unwrap();
+        assert!(has_end_marker_after(&p, 1).unwrap());
         assert!(check(t.path(), t.path()).is_err());
     }
 }
