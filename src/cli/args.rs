@@ -187,6 +187,19 @@ pub struct CrawlArgs {
     /// every window holds at once).
     #[arg(long = "rate-limit", value_name = "MAX/PERIOD")]
     pub rate_limits: Vec<String>,
+    /// Adapt each host's delay to how fast it answers (like Scrapy's AutoThrottle): the delay
+    /// moves halfway toward latency / target after every answer, never below --delay-ms.
+    #[arg(long)]
+    pub auto_throttle: bool,
+    /// With --auto-throttle: requests to aim for in flight at each host.
+    #[arg(long, default_value_t = 1.0, value_name = "N", requires = "auto_throttle")]
+    pub auto_throttle_target: f64,
+    /// With --auto-throttle: a host's delay before its first answer, in seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", requires = "auto_throttle")]
+    pub auto_throttle_start_delay: f64,
+    /// With --auto-throttle: the longest delay it sets, in seconds.
+    #[arg(long, default_value_t = 60.0, value_name = "SECS", requires = "auto_throttle")]
+    pub auto_throttle_max_delay: f64,
     /// Stop after this many fetches; 0 means no limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_pages: u64,

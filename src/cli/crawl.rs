@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use kumo_core::{CanonicalOptions, DedupMode, Url};
+use kumo_core::{CanonicalOptions, DedupMode, MemoryCookieStorage, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
-use kumo_engine::{CrawlConfig, Engine, RobotsConfig, Summary};
+use kumo_engine::{AutoThrottle, CrawlConfig, Engine, RobotsConfig, Summary};
 use kumo_frontier::{
     Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
@@ -86,6 +86,20 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_crawl_delay: Duration::from_secs_f64(a.max_crawl_delay),
         ..Default::default()
     };
+    let auto_throttle = if a.auto_throttle {
+        let secs = |v: f64, flag: &str| {
+            Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds"))
+        };
+        let t = AutoThrottle {
+            target_concurrency: a.auto_throttle_target,
+            start_delay: secs(a.auto_throttle_start_delay, "--auto-throttle-start-delay")?,
+            max_delay: secs(a.auto_throttle_max_delay, "--auto-throttle-max-delay")?,
+        };
+        t.check()?;
+        Some(t)
+    } else {
+        None
+    };
     let sitemaps = parse_seeds(&a.sitemaps)?;
     let default_policy = HostPolicy {
         parallelism: a.per_host,
@@ -114,6 +128,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },
         concurrency: a.concurrency,
         politeness: Politeness { default: default_policy, rules },
+        auto_throttle,
         downloader,
         proxies: a.proxies.clone(),
         max_pages: a.max_pages,
@@ -149,13 +164,14 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
             Some(store) => {
                 store.check_outputs(&[sink.name()])?;
                 super::state::announce(&store, "").await?;
-                (store.clone(), Engine::new().with_journal(store))
+                // The store is the frontier, the item journal and the cookie storage.
+                (store.clone(), Engine::new().with_journal(store.clone()).with_cookie_storage(store))
             }
             None => {
                 let politeness = cfg.politeness.clone();
                 (
                     Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() })),
-                    Engine::new(),
+                    Engine::new().with_cookie_storage(Arc::new(MemoryCookieStorage::new())),
                 )
             }
         };

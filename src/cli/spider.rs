@@ -34,7 +34,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                     let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
                     store.check_outputs(&names).context(who.clone())?;
                     state::announce(&store, &who).await?;
-                    SiteState { frontier: store.clone(), journal: Some(store) }
+                    SiteState { frontier: store.clone(), journal: Some(store.clone()), cookies: Some(store) }
                 }
                 None => SiteState::memory(&site),
             };

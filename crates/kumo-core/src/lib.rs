@@ -7,6 +7,7 @@
 
 pub mod canonical;
 pub mod charset;
+pub mod cookies;
 pub mod fingerprint;
 pub mod item;
 pub mod module;
@@ -16,6 +17,7 @@ pub mod response;
 pub mod stored;
 
 pub use canonical::{CanonicalOptions, canonicalize};
+pub use cookies::{CookieStorage, CookieStorageError, MemoryCookieStorage, StoredCookie};
 pub use fingerprint::{DedupMode, Fingerprint};
 pub use item::Item;
 pub use module::{CounterSnapshot, ModuleCounters, ModuleId, ModuleKind, ModuleSummary};

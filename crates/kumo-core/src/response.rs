@@ -24,7 +24,11 @@ pub struct Response {
     /// The body's character encoding as detected by [`crate::charset::detect`].
     pub encoding: &'static Encoding,
     pub fetched_at: SystemTime,
+    /// From sending the request to the whole body read.
     pub elapsed: Duration,
+    /// From sending the request to receiving the response headers: how long the server took
+    /// to answer (what the adaptive throttle paces by).
+    pub latency: Duration,
 }
 
 impl Response {

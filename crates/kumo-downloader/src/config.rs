@@ -1,8 +1,9 @@
 //! Downloader settings.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::UserAgent;
+use crate::{CookieJar, UserAgent};
 
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
@@ -23,8 +24,12 @@ pub struct DownloaderConfig {
     /// Ask for gzip, deflate, brotli and zstd, and decode them.
     pub decompress: bool,
     /// Keep cookies the sites set and send them back (per domain and path, as a browser
-    /// does). The jar lives as long as the downloader.
+    /// does), in `cookie_jar`.
     pub cookies: bool,
+    /// The jar, shared by every downloader given the same one (the engine gives one to all
+    /// the downloaders of a crawl, over the crawl's cookie storage). `None`: the downloader
+    /// makes its own, in memory.
+    pub cookie_jar: Option<Arc<CookieJar>>,
     /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL).
     /// Without one, requests go direct (proxy environment variables are not read).
     pub proxy: Option<String>,
@@ -41,6 +46,7 @@ impl Default for DownloaderConfig {
             decompress: true,
             proxy: None,
             cookies: true,
+            cookie_jar: None,
         }
     }
 }

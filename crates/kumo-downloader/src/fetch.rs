@@ -1,6 +1,6 @@
 //! The downloader itself: one pooled client, capped body reads, charset detection.
 
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::{Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
@@ -9,7 +9,7 @@ use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Respon
 
 use crate::decode;
 use crate::error::{classify, describe};
-use crate::{BuildError, DownloaderConfig, FetchError};
+use crate::{BuildError, CookieJar, DownloaderConfig, FetchError};
 
 /// One downloader module: an ID, counters, and a pooled HTTP client.
 pub struct Downloader {
@@ -43,8 +43,11 @@ impl Downloader {
             }
             None => builder = builder.no_proxy(),
         }
+        if cfg.cookies {
+            let jar = cfg.cookie_jar.clone().unwrap_or_else(|| Arc::new(CookieJar::in_memory()));
+            builder = builder.cookie_provider(jar);
+        }
         let client = builder
-            .cookie_store(cfg.cookies)
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
             .pool_max_idle_per_host(cfg.pool_idle_per_host)
@@ -100,6 +103,7 @@ impl Downloader {
             Ok(r) => r,
             Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
         };
+        let latency = started.elapsed();
         let cap = self.cfg.max_body_bytes;
         // The wire size: compressed bodies are capped again, layer by layer, once decoded.
         if let Some(len) = resp.content_length()
@@ -143,6 +147,7 @@ impl Downloader {
             encoding,
             fetched_at,
             elapsed: started.elapsed(),
+            latency,
         })
     }
 }

@@ -7,12 +7,14 @@
 //! request so that every hop is checked against scope, de-duplication and politeness.
 
 mod config;
+mod cookies;
 mod decode;
 mod error;
 mod fetch;
 mod user_agent;
 
 pub use config::{DEFAULT_USER_AGENT, DownloaderConfig};
+pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;
 pub use user_agent::UserAgent;

@@ -215,3 +215,20 @@ async fn broken_compressed_streams_are_typed_errors() {
         assert_eq!(e.kind, ErrorKind::Decode, "{name}: {e}");
     }
 }
+
+/// `latency` runs to the response headers (what a slow server costs), `elapsed` to the end
+/// of the body: a slow head and a trickled body are told apart.
+#[tokio::test]
+async fn latency_is_the_time_to_the_headers() {
+    let head = Duration::from_millis(150);
+    let body = Fixture::html(&"x".repeat(30)).latency(head).trickle(10, Duration::from_millis(100));
+    let server = ServerBuilder::new().fixture("/slow", body).start().await.unwrap();
+    let r = downloader(DownloaderConfig::default()).fetch(get(&server.url("/slow"))).await.unwrap();
+    assert_eq!(r.body.len(), 30);
+    assert!(r.latency >= head, "waited for the head: {:?}", r.latency);
+    assert!(
+        r.elapsed >= r.latency + Duration::from_millis(250),
+        "then for 3 trickled chunks: {:?}",
+        r.elapsed
+    );
+}

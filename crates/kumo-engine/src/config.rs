@@ -6,7 +6,7 @@ use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::DownloaderConfig;
 use kumo_frontier::{Politeness, ScopeConfig};
 
-use crate::RobotsConfig;
+use crate::{AutoThrottle, RobotsConfig};
 
 /// Everything a crawl needs to know, except where its state and output live.
 #[derive(Debug, Clone)]
@@ -24,6 +24,8 @@ pub struct CrawlConfig {
     /// Parser (analyzer) tasks; 0 means one per CPU.
     pub parsers: usize,
     pub politeness: Politeness,
+    /// Each host's delay follows its latency (Scrapy's AutoThrottle); off by default.
+    pub auto_throttle: Option<AutoThrottle>,
     pub downloader: DownloaderConfig,
     /// One downloader per proxy, chosen per request by score (the seeds' Registrar); empty
     /// means one direct downloader.
@@ -58,6 +60,7 @@ impl Default for CrawlConfig {
             concurrency: 32,
             parsers: 0,
             politeness: Politeness::default(),
+            auto_throttle: None,
             downloader: DownloaderConfig::default(),
             proxies: Vec::new(),
             max_pages: 0,
@@ -89,6 +92,8 @@ pub enum ConfigError {
     BodyCap,
     #[error("scope: {0}")]
     Scope(String),
+    #[error("auto-throttle: {0}")]
+    AutoThrottle(String),
 }
 
 impl CrawlConfig {
@@ -115,6 +120,9 @@ impl CrawlConfig {
         }
         if self.downloader.max_body_bytes == 0 {
             return Err(ConfigError::BodyCap);
+        }
+        if let Some(t) = &self.auto_throttle {
+            t.check()?;
         }
         Ok(())
     }

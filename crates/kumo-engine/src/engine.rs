@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kumo_downloader::{BuildError, Downloader, DownloaderConfig};
+use kumo_core::{CookieStorage, CookieStorageError};
+use kumo_downloader::{BuildError, CookieJar, Downloader, DownloaderConfig};
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
 use kumo_pipeline::{ItemJournal, Pipeline, Sink};
 use tokio::sync::{mpsc, watch};
@@ -13,6 +14,7 @@ use crate::analyze::{Analyzer, PageAnalyzer};
 use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
 use crate::run::{AnalyzerModule, Parts, open_pipeline, run, seed};
+use crate::throttle::Throttle;
 use crate::{
     ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
 };
@@ -43,6 +45,8 @@ pub enum EngineError {
     NotRunning,
     #[error("cannot open the outputs: {0}")]
     Pipeline(String),
+    #[error(transparent)]
+    Cookies(#[from] CookieStorageError),
 }
 
 /// Stops a running engine from anywhere (a signal handler, a status endpoint).
@@ -96,6 +100,7 @@ pub struct Engine {
     running: Option<JoinHandle<(Parts, Summary)>>,
     registrar: Option<Arc<Registrar>>,
     journal: Option<Arc<dyn ItemJournal>>,
+    cookies: Option<Arc<dyn CookieStorage>>,
     /// The sinks are opened (fresh or resumed) once per initialization, on the first start.
     pipeline_opened: bool,
 }
@@ -118,6 +123,7 @@ impl Engine {
             running: None,
             registrar: None,
             journal: None,
+            cookies: None,
             pipeline_opened: false,
         }
     }
@@ -127,6 +133,15 @@ impl Engine {
     /// every item exactly once. Takes effect at the next `init`.
     pub fn with_journal(mut self, journal: Arc<dyn ItemJournal>) -> Self {
         self.journal = Some(journal);
+        self
+    }
+
+    /// Keeps the crawl's cookies in `storage` (the durable store, so they survive a
+    /// restart): the one jar all the crawl's downloaders share is loaded from it at `init`
+    /// and writes through to it. Without, the jar is in memory. Takes effect at the next
+    /// `init`; ignored when the settings turn cookies off or bring their own jar.
+    pub fn with_cookie_storage(mut self, storage: Arc<dyn CookieStorage>) -> Self {
+        self.cookies = Some(storage);
         self
     }
 
@@ -174,22 +189,48 @@ impl Engine {
         analyzer: Arc<dyn Analyzer>,
     ) -> Result<(), EngineError> {
         cfg.check()?;
+        let mut cfg = cfg;
+        // One jar for every downloader of the crawl, over the crawl's cookie storage.
+        if cfg.downloader.cookies && cfg.downloader.cookie_jar.is_none() {
+            let jar = match &self.cookies {
+                Some(storage) => CookieJar::open(storage.clone())?,
+                None => CookieJar::in_memory(),
+            };
+            cfg.downloader.cookie_jar = Some(Arc::new(jar));
+        }
         let starts: Vec<_> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
         let scope = Scope::new(&cfg.scope, &starts)?;
-        // One downloader per proxy (D1, D2, …), or one direct downloader.
+        // One downloader per proxy (D1, D2, …), or one direct downloader; then one per proxy
+        // the limit rules name that is not a crawl-wide one already.
+        let proxied = |serial: usize, p: &String| {
+            let dc = DownloaderConfig { proxy: Some(p.clone()), ..cfg.downloader.clone() };
+            Downloader::new(serial as u64, dc)
+        };
         let downloaders = if cfg.proxies.is_empty() {
             vec![Downloader::new(1, cfg.downloader.clone())?]
         } else {
-            cfg.proxies
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let dc = DownloaderConfig { proxy: Some(p.clone()), ..cfg.downloader.clone() };
-                    Downloader::new(i as u64 + 1, dc)
-                })
-                .collect::<Result<Vec<_>, _>>()?
+            cfg.proxies.iter().enumerate().map(|(i, p)| proxied(i + 1, p)).collect::<Result<Vec<_>, _>>()?
         };
-        let registrar = Arc::new(Registrar::new(downloaders));
+        let rule_proxies: Vec<Vec<String>> = cfg
+            .politeness
+            .rules
+            .iter()
+            .filter(|r| !r.proxies().is_empty())
+            .map(|r| r.proxies().to_vec())
+            .collect();
+        let mut own: Vec<&String> = Vec::new();
+        for p in rule_proxies.iter().flatten() {
+            if !cfg.proxies.contains(p) && !own.contains(&p) {
+                own.push(p);
+            }
+        }
+        let rule_downloaders = own
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| proxied(downloaders.len() + i + 1, p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let registrar =
+            Arc::new(Registrar::new(downloaders).with_rule_downloaders(rule_downloaders, rule_proxies));
         let robots = cfg
             .robots
             .obey
@@ -198,6 +239,7 @@ impl Engine {
         let analyzer_modules =
             (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();
         self.progress = Arc::new(Progress::default());
+        let cfg_throttle = cfg.auto_throttle;
         self.parts = Some(Parts {
             cfg: Arc::new(cfg),
             scope: Arc::new(scope),
@@ -211,6 +253,7 @@ impl Engine {
             errors: Arc::new(errors),
             progress: self.progress.clone(),
             status: self.status.clone(),
+            throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);

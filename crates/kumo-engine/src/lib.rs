@@ -30,6 +30,7 @@ mod run;
 mod stages;
 mod status;
 mod summary;
+mod throttle;
 
 pub use analyze::{Analysis, Analyzer, PageAnalyzer};
 pub use config::{ConfigError, CrawlConfig};
@@ -40,3 +41,4 @@ pub use registrar::{DownloaderLoad, Registrar, RegistrarError, ScoreFn};
 pub use robots::{RobotsConfig, RobotsStats};
 pub use status::{Status, StatusCell, TransitionError, check_transition};
 pub use summary::{Modules, Progress, StopCause, Summary};
+pub use throttle::AutoThrottle;

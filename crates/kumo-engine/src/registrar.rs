@@ -2,6 +2,12 @@
 //! to the one with the best (lowest) score. The default score prefers fewer requests in hand
 //! and fewer recent errors, so a failing downloader is soon left alone. Downloaders can be
 //! registered and unregistered while the crawl runs; unregistered ones stay in the summary.
+//!
+//! Two kinds of downloader take requests: the crawl's own (*general*: direct, or one per
+//! crawl-wide proxy) take every request whose limit rule names no proxy; a *rule* downloader
+//! (one per proxy a limit rule names) takes only the requests of rules naming its proxy. A
+//! request whose rule names proxies goes to the best of the active downloaders with one of
+//! them, general or not; it never goes direct.
 
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -28,6 +34,8 @@ pub fn default_score(load: &DownloaderLoad) -> u64 {
 pub struct Registered {
     pub downloader: Downloader,
     recent_errors: Mutex<f64>,
+    /// Takes requests whose rule names no proxy.
+    general: bool,
 }
 
 impl Registered {
@@ -35,6 +43,17 @@ impl Registered {
     pub fn record(&self, ok: bool) {
         let mut e = self.recent_errors.lock().unwrap_or_else(|p| p.into_inner());
         *e = *e * 0.9 + if ok { 0.0 } else { 1.0 };
+    }
+
+    /// Whether it goes through one of `proxies` (as limit rules write them).
+    fn goes_through(&self, proxies: &[String]) -> bool {
+        self.downloader.config().proxy.as_ref().is_some_and(|p| proxies.contains(p))
+    }
+
+    /// Whether it takes the requests of rules naming no proxy (else only those naming its
+    /// proxy).
+    pub fn is_general(&self) -> bool {
+        self.general
     }
 
     pub fn load(&self) -> DownloaderLoad {
@@ -54,6 +73,8 @@ pub enum RegistrarError {
     Last(String),
     #[error("a downloader {0} is already registered")]
     Duplicate(String),
+    #[error("{0} is the last downloader for the proxies {1}, which a limit rule names")]
+    LastForRule(String, String),
 }
 
 /// The registered downloaders.
@@ -61,16 +82,35 @@ pub struct Registrar {
     active: RwLock<Vec<Arc<Registered>>>,
     retired: Mutex<Vec<Arc<Registered>>>,
     score: ScoreFn,
+    /// The proxy lists of the crawl's limit rules: each keeps at least one downloader.
+    rule_proxies: Vec<Vec<String>>,
 }
 
 impl Registrar {
-    /// A registrar over `downloaders` (at least one) with the default score.
+    /// A registrar over `downloaders` (at least one, all general) with the default score.
     pub fn new(downloaders: Vec<Downloader>) -> Self {
         Registrar {
-            active: RwLock::new(downloaders.into_iter().map(wrap).collect()),
+            active: RwLock::new(downloaders.into_iter().map(|d| wrap(d, true)).collect()),
             retired: Mutex::new(Vec::new()),
             score: Arc::new(default_score),
+            rule_proxies: Vec::new(),
         }
+    }
+
+    /// Adds the downloaders for the proxies limit rules name (`rule_proxies`: each rule's
+    /// list; a proxy also given crawl-wide is served by the general downloader already
+    /// registered for it). A rule downloader only takes its rules' requests.
+    pub fn with_rule_downloaders(
+        mut self,
+        downloaders: Vec<Downloader>,
+        rule_proxies: Vec<Vec<String>>,
+    ) -> Self {
+        self.active
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(downloaders.into_iter().map(|d| wrap(d, false)));
+        self.rule_proxies = rule_proxies;
+        self
     }
 
     /// Replaces the score calculator.
@@ -79,7 +119,7 @@ impl Registrar {
         self
     }
 
-    /// The downloader with the lowest score (the first on ties).
+    /// The general downloader with the lowest score (the first on ties).
     pub fn pick(&self) -> Arc<Registered> {
         let active = self.active.read().unwrap_or_else(|p| p.into_inner());
         if let [only] = active.as_slice() {
@@ -87,29 +127,49 @@ impl Registrar {
         }
         active
             .iter()
+            .filter(|r| r.general)
             .min_by_key(|r| (self.score)(&r.load()))
             .cloned()
-            .expect("a registrar always holds a downloader")
+            .expect("a registrar always holds a general downloader")
     }
 
+    /// The downloader for a request whose limit rule names `proxies`: the best of those going
+    /// through one of them, or, when the rule names none, [`Registrar::pick`]. `None` only if
+    /// no downloader for those proxies is registered.
+    pub fn pick_for(&self, proxies: &[String]) -> Option<Arc<Registered>> {
+        if proxies.is_empty() {
+            return Some(self.pick());
+        }
+        let active = self.active.read().unwrap_or_else(|p| p.into_inner());
+        active.iter().filter(|r| r.goes_through(proxies)).min_by_key(|r| (self.score)(&r.load())).cloned()
+    }
+
+    /// Adds a general downloader.
     pub fn register(&self, downloader: Downloader) -> Result<(), RegistrarError> {
         let mut active = self.active.write().unwrap_or_else(|p| p.into_inner());
         if active.iter().any(|r| r.downloader.id() == downloader.id()) {
             return Err(RegistrarError::Duplicate(downloader.id().to_string()));
         }
-        active.push(wrap(downloader));
+        active.push(wrap(downloader, true));
         Ok(())
     }
 
-    /// Stops handing requests to `id`; what it has in hand finishes.
+    /// Stops handing requests to `id`; what it has in hand finishes. The last general
+    /// downloader, and the last one for a rule's proxies, stay.
     pub fn unregister(&self, id: &ModuleId) -> Result<(), RegistrarError> {
         let mut active = self.active.write().unwrap_or_else(|p| p.into_inner());
         let pos = active
             .iter()
             .position(|r| r.downloader.id() == id)
             .ok_or_else(|| RegistrarError::Unknown(id.to_string()))?;
-        if active.len() == 1 {
+        let others = || active.iter().enumerate().filter(move |(i, _)| *i != pos).map(|(_, r)| r);
+        if active[pos].general && !others().any(|r| r.general) {
             return Err(RegistrarError::Last(id.to_string()));
+        }
+        for proxies in &self.rule_proxies {
+            if active[pos].goes_through(proxies) && !others().any(|r| r.goes_through(proxies)) {
+                return Err(RegistrarError::LastForRule(id.to_string(), proxies.join(", ")));
+            }
         }
         let gone = active.remove(pos);
         self.retired.lock().unwrap_or_else(|p| p.into_inner()).push(gone);
@@ -143,6 +203,7 @@ impl Registrar {
                         "active": active,
                         "score": (self.score)(&load),
                         "proxy": r.downloader.config().proxy,
+                        "rules_only": !r.general,
                     }),
                 }
             })
@@ -150,6 +211,6 @@ impl Registrar {
     }
 }
 
-fn wrap(downloader: Downloader) -> Arc<Registered> {
-    Arc::new(Registered { downloader, recent_errors: Mutex::new(0.0) })
+fn wrap(downloader: Downloader, general: bool) -> Arc<Registered> {
+    Arc::new(Registered { downloader, recent_errors: Mutex::new(0.0), general })
 }

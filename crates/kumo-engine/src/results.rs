@@ -111,6 +111,13 @@ pub(crate) async fn handle_results(
         {
             storage_error(parts, tally, e);
         }
+        if let Some(s) = r.sample {
+            let floor = cfg.politeness.policy_for(&s.host).delay;
+            parts.with_throttle(|t| t.observe(&s.host, s.latency, s.ok, floor));
+        }
+        if let Outcome::Page { discovered, .. } = &r.outcome {
+            parts.meet_hosts(discovered);
+        }
         let lease = r.lease;
         let completion = match r.outcome {
             Outcome::Page { status, bytes, discovered, items: mut found, skips } => {
@@ -164,6 +171,11 @@ pub(crate) async fn handle_results(
             Outcome::Deferred(after) => Completion::Defer { lease, after },
         };
         completions.push(completion);
+    }
+    // The throttle's new delays, one per host, before the commit queues more for the hosts.
+    parts.meet_hosts(&extra);
+    if let Err(e) = parts.send_throttle().await {
+        storage_error(parts, tally, e);
     }
     let progress = &parts.progress;
     // One atomic commit: acks, discoveries, retries, failures, the items and the counters.

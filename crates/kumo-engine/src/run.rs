@@ -19,7 +19,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kumo_core::{
-    ErrorKind, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, RequestKind, SkipReason, Stage,
+    ErrorKind, Fingerprint, ModuleCounters, ModuleId, ModuleKind, ModuleSummary, Request, RequestKind,
+    SkipReason, Stage,
 };
 use kumo_frontier::{Frontier, FrontierStats, Lease, Readiness, Scope};
 use kumo_pipeline::{ItemJournal, Pipeline};
@@ -32,6 +33,7 @@ use crate::results::{ItemBatch, Tally, handle_results, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
+use crate::throttle::Throttle;
 use crate::{CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
 
 /// The parts of an initialized engine; a run borrows them and gives them back.
@@ -51,6 +53,9 @@ pub(crate) struct Parts {
     pub errors: Arc<ErrorStream>,
     pub progress: Arc<Progress>,
     pub status: Arc<StatusCell>,
+    /// The adaptive throttle's state, when it is on. Only the scheduler touches it; a mutex
+    /// only so `Parts` is `Sync`.
+    pub throttle: Option<std::sync::Mutex<Throttle>>,
 }
 
 impl Parts {
@@ -61,6 +66,32 @@ impl Parts {
 
     pub fn put_pipeline(&self, pipeline: Pipeline) {
         *self.pipeline.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipeline);
+    }
+
+    /// Runs `f` on the throttle, if it is on.
+    pub fn with_throttle<T>(&self, f: impl FnOnce(&mut Throttle) -> T) -> Option<T> {
+        let t = self.throttle.as_ref()?;
+        Some(f(&mut t.lock().unwrap_or_else(|e| e.into_inner())))
+    }
+
+    /// Sends the throttle's changed delays to the frontier, one adjustment per host.
+    pub async fn send_throttle(&self) -> Result<(), kumo_frontier::FrontierError> {
+        for (host, adj) in self.with_throttle(Throttle::take).unwrap_or_default() {
+            self.frontier.adjust_host(&host, adj).await?;
+        }
+        Ok(())
+    }
+
+    /// Tells the throttle the crawl has work for these requests' hosts, so a new host starts
+    /// at the start delay before its first request goes out.
+    pub fn meet_hosts<'a>(&self, requests: impl IntoIterator<Item = &'a (Fingerprint, Request)>) {
+        let politeness = &self.cfg.politeness;
+        self.with_throttle(|t| {
+            for (_, r) in requests {
+                let host = r.host_key();
+                t.meet(&host, || politeness.policy_for(&host).delay);
+            }
+        });
     }
 }
 
@@ -97,6 +128,13 @@ pub(crate) async fn seed(
     for s in skips {
         *tally_skips.entry(s).or_default() += 1;
     }
+    if parts.with_throttle(|t| t.needs_resume()) == Some(true) {
+        // A resumed crawl's throttle goes on from the delays the frontier kept.
+        let kept = parts.frontier.learned_delays().await?;
+        parts.with_throttle(|t| t.resume(kept));
+    }
+    parts.meet_hosts(&batch);
+    parts.send_throttle().await?;
     let report = parts.frontier.push(batch).await?;
     parts.progress.queued.fetch_add(report.added as u64, Ordering::Relaxed);
     Ok(())

@@ -33,6 +33,17 @@ pub(crate) struct PageResult {
     pub adjust: Option<(String, HostAdjustment)>,
     /// New requests found on the way, queued whatever the outcome.
     pub extra: Vec<(Fingerprint, Request)>,
+    /// How fast the host answered, for the adaptive throttle (only when it is on).
+    pub sample: Option<LatencySample>,
+}
+
+/// One answer's latency, for the adaptive throttle.
+pub(crate) struct LatencySample {
+    /// `host[:port]`.
+    pub host: String,
+    pub latency: Duration,
+    /// A 2xx answer (only those may lower the host's delay).
+    pub ok: bool,
 }
 
 pub(crate) enum Outcome {
@@ -87,9 +98,20 @@ impl DownloadStage {
     /// Handles one lease: robots.txt first, then the fetch. Returns the fetch for the
     /// parsers, or what goes to the scheduler directly (robots outcomes).
     pub async fn handle(&self, mut lease: Lease) -> Handled {
-        self.add_rule_headers(&mut lease.request);
-        // The registrar picks the downloader with the best score for each lease.
-        let picked = self.registrar.pick();
+        let proxies = self.apply_rule(&mut lease.request);
+        // The registrar picks the downloader with the best score for each lease, among those
+        // for the proxies the host's rule names, if it names any.
+        let Some(picked) = self.registrar.pick_for(proxies) else {
+            let message = format!("no downloader is registered for the proxies {}", proxies.join(", "));
+            let e = FetchError::new(ErrorKind::Other, message, lease.request);
+            return Handled::Report(PageResult {
+                lease: lease.id,
+                outcome: Outcome::Failed(e),
+                adjust: None,
+                extra: Vec::new(),
+                sample: None,
+            });
+        };
         let Some(robots) = &self.robots else {
             let result = fetch(&self.cfg, &picked, lease.request).await;
             return Handled::Fetched(Fetched { lease: lease.id, result, extra: Vec::new() });
@@ -107,15 +129,18 @@ impl DownloadStage {
         }
         let crawl_delay = check.fresh.flatten();
         let adjust = crawl_delay
-            .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), pause: None }));
-        let reply =
-            |outcome, adjust, extra| Handled::Report(PageResult { lease: lease.id, outcome, adjust, extra });
+            .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), ..Default::default() }));
+        let reply = |outcome, adjust, extra| {
+            Handled::Report(PageResult { lease: lease.id, outcome, adjust, extra, sample: None })
+        };
         match check.decision {
             Decision::Allow => {}
             Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust, extra),
             Decision::Unavailable(wait) => {
-                let pause =
-                    Some((lease.request.host_key(), HostAdjustment { pause: Some(wait), min_delay: None }));
+                let pause = Some((
+                    lease.request.host_key(),
+                    HostAdjustment { pause: Some(wait), ..Default::default() },
+                ));
                 return reply(Outcome::Deferred(wait), pause, extra);
             }
             Decision::GiveUp => {
@@ -128,9 +153,12 @@ impl DownloadStage {
             // this one waits its turn in the frontier rather than here.
             let host = lease.request.host_key();
             let spacing = self.cfg.politeness.policy_for(&host).delay.max(crawl_delay.unwrap_or_default());
-            // A rate-limited host counts the robots.txt request's lease too: the page goes
-            // back for a lease of its own.
-            if !spacing.is_zero() || !self.cfg.politeness.rate_limits_for(&host).is_empty() {
+            // A rate-limited or throttled host counts the robots.txt request's lease too: the
+            // page goes back for a lease of its own.
+            if !spacing.is_zero()
+                || !self.cfg.politeness.rate_limits_for(&host).is_empty()
+                || self.cfg.auto_throttle.is_some()
+            {
                 return reply(Outcome::Deferred(spacing), adjust, extra);
             }
         }
@@ -152,12 +180,12 @@ async fn fetch(cfg: &CrawlConfig, picked: &Registered, req: Request) -> Result<R
 
 impl DownloadStage {
     /// Adds the headers of the limit rule matching the request's host, unless the request
-    /// sets them itself.
-    fn add_rule_headers(&self, req: &mut Request) {
+    /// sets them itself, and returns the proxies the rule names.
+    fn apply_rule(&self, req: &mut Request) -> &[String] {
         if self.cfg.politeness.rules.is_empty() {
-            return;
+            return &[];
         }
-        let Some(rule) = self.cfg.politeness.rule_for(&req.host_key()) else { return };
+        let Some(rule) = self.cfg.politeness.rule_for(&req.host_key()) else { return &[] };
         for (name, value) in rule.headers() {
             if let (Ok(n), Ok(v)) =
                 (http::HeaderName::from_bytes(name.as_bytes()), http::HeaderValue::from_str(value))
@@ -166,6 +194,7 @@ impl DownloadStage {
                 req.headers.insert(n, v);
             }
         }
+        rule.proxies()
     }
 }
 
@@ -214,11 +243,20 @@ pub(crate) async fn parse_task(
     results: mpsc::Sender<PageResult>,
 ) {
     while let Ok(f) = fetched.recv().await {
+        let sample = match &f.result {
+            Ok(resp) if stage.cfg.auto_throttle.is_some() => Some(LatencySample {
+                host: resp.request.host_key(),
+                latency: resp.latency,
+                ok: resp.status.is_success(),
+            }),
+            _ => None,
+        };
         let (outcome, adjust) = match f.result {
             Ok(resp) => stage.analyze(&module, resp),
             Err(e) => (Outcome::Failed(e), None),
         };
-        if results.send(PageResult { lease: f.lease, outcome, adjust, extra: f.extra }).await.is_err() {
+        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample };
+        if results.send(result).await.is_err() {
             break;
         }
     }
@@ -237,7 +275,7 @@ impl ParseStage {
             // 429 and 503 say "slow down": the whole host waits, not just this request.
             let adjust = matches!(status, 429 | 503).then(|| {
                 let pause = retry_after.unwrap_or(self.cfg.retry_backoff);
-                (resp.request.host_key(), HostAdjustment { pause: Some(pause), min_delay: None })
+                (resp.request.host_key(), HostAdjustment { pause: Some(pause), ..Default::default() })
             });
             let retry_after = retry_after.map(|d| d.min(self.cfg.max_retry_after));
             return (

@@ -46,6 +46,17 @@ where
     retry_returns_the_request(&make(cfg(open_policy()))).await;
     defer_keeps_the_retry_count(&make(cfg(open_policy()))).await;
     adjust_host_pauses_and_slows(&make(cfg(open_policy()))).await;
+    learned_delay_goes_down_and_up(&make(cfg(Politeness {
+        default: HostPolicy { parallelism: 1000, ..Default::default() },
+        rules: vec![
+            HostRule::new(
+                "ruled.test",
+                HostPolicy { parallelism: 1000, delay: RULE_DELAY, ..Default::default() },
+            )
+            .expect("glob"),
+        ],
+    })))
+    .await;
     unknown_lease_is_an_error(&make(cfg(open_policy()))).await;
     failures_are_recorded(&make(cfg(open_policy()))).await;
     discoveries_are_seen_checked(&make(cfg(open_policy()))).await;
@@ -262,6 +273,75 @@ pub async fn adjust_host_pauses_and_slows(f: &impl Frontier) {
     assert!(lease_all(f).await.is_empty(), "b.test's raised delay holds its next request");
 }
 
+/// The delay of the `ruled.test` rule [`learned_delay_goes_down_and_up`] is run with.
+const RULE_DELAY: Duration = Duration::from_millis(150);
+
+/// The adaptive throttle's learned delay: raised, it holds the host's next request; lowered,
+/// it frees it at once; it never takes a host below its rule's delay (`ruled.test`, 150 ms)
+/// nor below a Crawl-delay floor; the backend reports what it learned.
+pub async fn learned_delay_goes_down_and_up(f: &impl Frontier) {
+    let learn = |d: Duration| HostAdjustment { learned_delay: Some(d), ..Default::default() };
+    let hosts = |leases: &[crate::Lease]| -> Vec<String> {
+        leases.iter().map(|l| l.request.url.host_str().unwrap_or("").to_string()).collect()
+    };
+    f.push((1..=3).map(|i| req(&format!("http://a.test/{i}"), 0)).collect()).await.expect("push");
+    let first = lease_all(f).await;
+    assert_eq!(first.len(), 3, "no delay yet: all at once");
+    f.push((4..=6).map(|i| req(&format!("http://a.test/{i}"), 0)).collect()).await.expect("push");
+    f.adjust_host("a.test", learn(Duration::from_secs(600))).await.expect("adjust");
+    assert!(lease_all(f).await.is_empty(), "a raised learned delay holds the host");
+    match f.readiness().await.expect("readiness") {
+        Readiness::At(at) => assert!(at >= Instant::now() + Duration::from_secs(500)),
+        other => panic!("a.test must wait for its learned delay, got {other:?}"),
+    }
+    f.adjust_host("a.test", learn(Duration::ZERO)).await.expect("adjust");
+    assert_eq!(hosts(&lease_all(f).await), ["a.test"; 3], "a lowered learned delay frees the host at once");
+    f.push(vec![req("http://a.test/7", 0)]).await.expect("push");
+    f.adjust_host("a.test", learn(Duration::from_secs(600))).await.expect("adjust");
+    assert!(lease_all(f).await.is_empty(), "raised again, the host waits again");
+
+    // Never below the rule's delay: learning 1 ms leaves ruled.test at 150 ms.
+    f.push(vec![req("http://ruled.test/1", 0), req("http://ruled.test/2", 0)]).await.expect("push");
+    let start = Instant::now();
+    assert_eq!(hosts(&lease_all(f).await), ["ruled.test"]);
+    f.adjust_host("ruled.test", learn(Duration::from_millis(1))).await.expect("adjust");
+    assert!(lease_all(f).await.is_empty(), "the rule's delay still holds");
+    let mut second = Vec::new();
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        second = lease_all(f).await;
+        if !second.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(hosts(&second), ["ruled.test"]);
+    assert!(start.elapsed() >= RULE_DELAY, "the rule's delay was honored");
+
+    // Nor below a Crawl-delay floor.
+    f.push(vec![req("http://floor.test/1", 0), req("http://floor.test/2", 0)]).await.expect("push");
+    f.adjust_host(
+        "floor.test",
+        HostAdjustment { min_delay: Some(Duration::from_secs(600)), ..Default::default() },
+    )
+    .await
+    .expect("adjust");
+    assert_eq!(hosts(&lease_all(f).await), ["floor.test"]);
+    f.adjust_host("floor.test", learn(Duration::ZERO)).await.expect("adjust");
+    assert!(lease_all(f).await.is_empty(), "a Crawl-delay floor outlasts a lowered learned delay");
+
+    let mut learned = f.learned_delays().await.expect("learned delays");
+    learned.sort();
+    assert_eq!(
+        learned,
+        [
+            ("a.test".to_string(), Duration::from_secs(600)),
+            ("floor.test".to_string(), Duration::ZERO),
+            ("ruled.test".to_string(), RULE_DELAY),
+        ],
+        "what was learned, clamped to the rule's delay"
+    );
+}
+
 /// The rules [`rate_limits_per_host`] expects: `a.rate.test` (glob) at 4 per 100 ms and 6 per
 /// 400 ms, `b.rate.test` (regex) at 3 per 20 ms, every other host unlimited.
 pub fn rate_limited() -> Politeness {
@@ -446,9 +526,20 @@ where
         .await
         .expect("adjust");
     f.push(vec![req("http://e.test/1", 0)]).await.expect("push");
+    // And a learned delay is kept: it paces the host from the first request after a reopen.
+    let learned = Duration::from_secs(300);
+    f.adjust_host("g.test", HostAdjustment { learned_delay: Some(learned), ..Default::default() })
+        .await
+        .expect("adjust");
     drop(f);
     let f = open();
     let mut leased = lease_all(&f).await;
     leased.retain(|l| l.request.url.host_str() == Some("e.test"));
     assert!(leased.is_empty(), "a host paused for 5 minutes is still paused after a reopen");
+    let kept = f.learned_delays().await.expect("learned delays");
+    assert!(kept.contains(&("g.test".to_string(), learned)), "the learned delay survived: {kept:?}");
+    f.push(vec![req("http://g.test/1", 0), req("http://g.test/2", 0)]).await.expect("push");
+    let mut leased = lease_all(&f).await;
+    leased.retain(|l| l.request.url.host_str() == Some("g.test"));
+    assert_eq!(leased.len(), 1, "the learned delay spaces the host's requests after a reopen");
 }

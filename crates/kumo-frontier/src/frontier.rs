@@ -84,12 +84,21 @@ impl FrontierStats {
 }
 
 /// A change to one host's politeness state, from what the crawl learned about it.
+///
+/// A host's delay is the largest of three: its rule's delay, a floor raised by `min_delay`
+/// (robots.txt `Crawl-delay`; it only ever goes up), and a learned delay set by
+/// `learned_delay` (the adaptive throttle's; it goes up and down, never below the rule's
+/// delay). A change of delay takes effect at once: the next lease is due one new delay after
+/// the last one (or when a pause ends, whichever is later).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostAdjustment {
-    /// Raise the host's delay to at least this (robots.txt `Crawl-delay`, adaptive throttle).
+    /// Raise the host's delay floor to at least this (robots.txt `Crawl-delay`).
     pub min_delay: Option<Duration>,
     /// Hand out nothing for the host for this long from now (`Retry-After`, 429, 503).
     pub pause: Option<Duration>,
+    /// Set the host's learned delay (adaptive throttle), lower or higher than before; it is
+    /// raised to the rule's delay if below it.
+    pub learned_delay: Option<Duration>,
 }
 
 /// Everything one scheduler step commits at once: the unit of atomic progress. A durable
@@ -167,6 +176,13 @@ pub trait Frontier: Send + Sync {
 
     /// Applies what the crawl learned about a host (`host[:port]`) to its politeness state.
     async fn adjust_host(&self, host_key: &str, adjustment: HostAdjustment) -> Result<(), FrontierError>;
+
+    /// The learned delays (see [`HostAdjustment::learned_delay`]) of the hosts that have one,
+    /// so a resumed crawl's throttle goes on from them. The default (a backend that keeps
+    /// none) is empty.
+    async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
+        Ok(Vec::new())
+    }
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError>;
 

@@ -157,6 +157,10 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
         Ok(())
     }
 
+    async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
+        Ok(self.lock().table.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect())
+    }
+
     async fn stats(&self) -> Result<FrontierStats, FrontierError> {
         let st = self.lock();
         Ok(FrontierStats {

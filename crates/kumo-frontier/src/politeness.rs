@@ -22,6 +22,12 @@
 //! has no rate limits carry no log at all and pay nothing.
 //!
 //! Rate limits live on [`HostRule`]; to limit every host, add a last rule matching `*`.
+//!
+//! # Headers and proxies
+//!
+//! A rule may also carry headers sent with every request to its hosts, and proxies its
+//! hosts' requests must go through. The frontier only keeps these as strings: the engine
+//! applies them when it fetches (one downloader per distinct proxy).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -138,6 +144,9 @@ pub struct HostRule {
     rate_limits: Vec<RateLimit>,
     /// Headers sent with every request to a matching host (unless the request has its own).
     headers: Vec<(String, String)>,
+    /// Proxies (URLs) a matching host's requests go through, one of them per request; empty:
+    /// the crawl's own downloaders.
+    proxies: Vec<String>,
 }
 
 impl HostRule {
@@ -150,6 +159,7 @@ impl HostRule {
             policy,
             rate_limits: Vec::new(),
             headers: Vec::new(),
+            proxies: Vec::new(),
         })
     }
 
@@ -163,6 +173,7 @@ impl HostRule {
             policy,
             rate_limits: Vec::new(),
             headers: Vec::new(),
+            proxies: Vec::new(),
         })
     }
 
@@ -186,6 +197,21 @@ impl HostRule {
 
     pub fn headers(&self) -> &[(String, String)] {
         &self.headers
+    }
+
+    /// Sends a matching host's requests through `proxy` (an `http://`, `https://` or
+    /// `socks5://` URL). Several may be added: each request goes through one of them. A
+    /// repeated proxy is kept once.
+    pub fn with_proxy(mut self, proxy: &str) -> Self {
+        if !self.proxies.iter().any(|p| p == proxy) {
+            self.proxies.push(proxy.to_string());
+        }
+        self
+    }
+
+    /// The proxies a matching host's requests go through (empty: the crawl's own).
+    pub fn proxies(&self) -> &[String] {
+        &self.proxies
     }
 
     pub fn pattern(&self) -> &str {
@@ -380,6 +406,26 @@ mod tests {
         assert_eq!(p.rate_limits_for("a.test"), &[RateLimit::per_second(10), RateLimit::per_minute(100)]);
         assert_eq!(p.rate_limits_for("b.test"), &[RateLimit::per_hour(5)]);
         assert!(Politeness::default().rate_limits_for("a.test").is_empty());
+    }
+
+    #[test]
+    fn proxies_and_headers_belong_to_the_matching_rule() {
+        let p = Politeness {
+            default: HostPolicy::default(),
+            rules: vec![
+                HostRule::new("*.shop.test", HostPolicy::default())
+                    .unwrap()
+                    .with_proxy("http://127.0.0.1:3128")
+                    .with_proxy("socks5://127.0.0.1:1080")
+                    .with_proxy("http://127.0.0.1:3128")
+                    .with_header("x-a", "1"),
+                HostRule::new("*", HostPolicy::default()).unwrap(),
+            ],
+        };
+        let shop = p.rule_for("www.shop.test").unwrap();
+        assert_eq!(shop.proxies(), ["http://127.0.0.1:3128", "socks5://127.0.0.1:1080"], "kept once each");
+        assert_eq!(shop.headers(), [("x-a".to_string(), "1".to_string())]);
+        assert!(p.rule_for("other.test").unwrap().proxies().is_empty());
     }
 
     #[test]

@@ -72,7 +72,17 @@ struct Host {
     queued: usize,
     in_flight: u32,
     next_at: Instant,
+    /// Until when the host is held whatever its delay (pauses, retry and deferral waits, a
+    /// restored spacing): a lowered delay never moves `next_at` before this.
+    hold_until: Instant,
+    /// The rule's policy, except that `delay` is the effective one: the largest of the rule's
+    /// delay, `floor` and `learned`.
     policy: HostPolicy,
+    rule_delay: Duration,
+    /// Raised by `HostAdjustment::min_delay` (Crawl-delay); never lowered.
+    floor: Duration,
+    /// Set by `HostAdjustment::learned_delay` (adaptive throttle); at least `rule_delay`.
+    learned: Option<Duration>,
     /// Sliding-window rate limits; `None` (no cost at all) unless the host's rule has some.
     rate: Option<Box<RateLog>>,
     generation: u64,
@@ -89,6 +99,25 @@ impl Host {
     /// Whether the spacing of this host's requests must survive a restart.
     fn is_paced(&self) -> bool {
         !self.policy.delay.is_zero() || self.rate.is_some()
+    }
+
+    /// Recomputes the effective delay; when it changed, the next lease is due one new gap
+    /// after the last lease (a lowered delay takes effect at once), but not before a hold.
+    fn update_delay(&mut self) {
+        let delay = self.rule_delay.max(self.floor).max(self.learned.unwrap_or_default());
+        if delay == self.policy.delay {
+            return;
+        }
+        self.policy.delay = delay;
+        if let Some(t) = self.last_lease {
+            self.next_at = self.hold_until.max(t + self.policy.next_gap());
+        }
+    }
+
+    /// Holds the host until `until` at least.
+    fn hold(&mut self, until: Instant) {
+        self.hold_until = self.hold_until.max(until);
+        self.next_at = self.next_at.max(until);
     }
 }
 
@@ -147,7 +176,11 @@ impl HostTable {
             queued: 0,
             in_flight: 0,
             next_at: now,
+            hold_until: now,
             policy,
+            rule_delay: policy.delay,
+            floor: Duration::ZERO,
+            learned: None,
             rate,
             generation: 0,
             last_lease: None,
@@ -248,7 +281,7 @@ impl HostTable {
     /// Puts a request that was out back at the front of its level; the host waits `after`.
     pub fn requeue_front(&mut self, i: usize, entry: Entry, after: Duration, now: Instant) {
         let h = &mut self.hosts[i];
-        h.next_at = h.next_at.max(now + after);
+        h.hold(now + after);
         let level = h.levels.entry(Reverse(entry.request.priority)).or_insert_with(|| Level {
             buf: VecDeque::new(),
             spilled: 0,
@@ -351,12 +384,11 @@ impl HostTable {
                     if !gap.is_zero() {
                         h.next_at = now + gap;
                     }
-                    if h.is_paced() {
-                        h.last_lease = Some(now);
-                        if !h.pacing_dirty {
-                            h.pacing_dirty = true;
-                            self.paced_dirty.push(i);
-                        }
+                    // Kept for every host: a delay set later counts from it.
+                    h.last_lease = Some(now);
+                    if h.is_paced() && !h.pacing_dirty {
+                        h.pacing_dirty = true;
+                        self.paced_dirty.push(i);
                     }
                     self.next_lease += 1;
                     let id = self.next_lease;
@@ -405,20 +437,34 @@ impl HostTable {
         let (i, _) = self.host_for(host_key, now);
         let h = &mut self.hosts[i];
         if let Some(d) = adj.min_delay {
-            h.policy.delay = h.policy.delay.max(d);
+            h.floor = h.floor.max(d);
         }
+        if let Some(d) = adj.learned_delay {
+            h.learned = Some(d.max(h.rule_delay));
+        }
+        h.update_delay();
         if let Some(p) = adj.pause {
-            h.next_at = h.next_at.max(now + p);
+            h.hold(now + p);
         }
         self.schedule(i, now);
         i
     }
 
-    /// A host's politeness state worth keeping across restarts: its raised delay, the
-    /// instant it may next go, and its last lease.
+    /// A host's politeness state worth keeping across restarts: its raised delay, its
+    /// learned delay, the instant it may next go, and its last lease.
     pub fn pacing(&self, i: usize) -> HostPacing {
         let h = &self.hosts[i];
-        HostPacing { delay: h.policy.delay, next_at: h.next_at, last_lease: h.last_lease }
+        HostPacing {
+            delay: h.rule_delay.max(h.floor),
+            learned: h.learned,
+            next_at: h.next_at,
+            last_lease: h.last_lease,
+        }
+    }
+
+    /// The hosts with a learned delay, and that delay.
+    pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
+        self.hosts.iter().filter_map(|h| Some((h.key.clone(), h.learned?))).collect()
     }
 
     /// Paced hosts (with a delay or rate limits) leased since the last call.
@@ -430,18 +476,24 @@ impl HostTable {
         v
     }
 
-    /// Restores a host's politeness state from an earlier run. Without knowing what happened
-    /// after its last lease, the host waits two delays from it, and a rate-limited host counts
-    /// its windows as full at that lease, so a restart never bursts past a limit.
+    /// Restores a host's politeness state from an earlier run (`delay`: its raised delay,
+    /// `learned`: its learned one). Without knowing what happened after its last lease, the
+    /// host waits two delays from it, and a rate-limited host counts its windows as full at
+    /// that lease, so a restart never bursts past a limit.
     pub fn restore_pacing(
         &mut self,
         i: usize,
         delay: Duration,
+        learned: Option<Duration>,
         not_before: Instant,
         last_lease: Option<Instant>,
     ) {
         let h = &mut self.hosts[i];
-        h.policy.delay = h.policy.delay.max(delay);
+        h.floor = h.floor.max(delay);
+        if let Some(d) = learned {
+            h.learned = Some(d.max(h.rule_delay));
+        }
+        h.update_delay();
         let mut at = not_before;
         if let Some(t) = last_lease {
             // The lease time is known, not when its request reached the server (a killed run
@@ -451,7 +503,7 @@ impl HostTable {
                 r.assume_full_at(t);
             }
         }
-        h.next_at = h.next_at.max(at);
+        h.hold(at);
         h.last_lease = last_lease;
         self.schedule(i, Instant::now());
     }
@@ -460,7 +512,10 @@ impl HostTable {
 /// See [`HostTable::pacing`].
 #[derive(Debug, Clone, Copy)]
 pub struct HostPacing {
+    /// The rule's delay, or the floor it was raised to (Crawl-delay), without the learned one.
     pub delay: Duration,
+    /// The adaptive throttle's learned delay, if it set one.
+    pub learned: Option<Duration>,
     pub next_at: Instant,
     pub last_lease: Option<Instant>,
 }
@@ -550,6 +605,70 @@ mod tests {
             t.readiness(t0),
             Readiness::At(t0 + Duration::from_millis(2520)),
             "1.5 s + the 1.02 s window"
+        );
+    }
+
+    /// A learned delay goes down as well as up, takes effect from the last lease at once, never
+    /// goes below the rule's delay or a Crawl-delay floor, and never cuts a pause short.
+    #[test]
+    fn learned_delay_goes_down_and_up_within_its_floors() {
+        let open = HostPolicy { parallelism: 100, ..Default::default() };
+        let ruled = HostPolicy { delay: Duration::from_millis(100), ..open };
+        let politeness = Politeness { default: open, rules: vec![HostRule::new("r.test", ruled).unwrap()] };
+        let mut t = HostTable::new(politeness, Duration::from_secs(600), usize::MAX);
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let learn = |d| HostAdjustment { learned_delay: Some(d), ..Default::default() };
+        for i in 0..6 {
+            push(&mut t, &format!("http://a.test/{i}"), t0);
+        }
+        assert_eq!(lease(&mut t, t0).len(), 6, "no delay: all at once");
+        for i in 0..6 {
+            push(&mut t, &format!("http://a.test/x{i}"), t0);
+        }
+        t.adjust("a.test", learn(Duration::from_secs(10)), t0);
+        // 10 s plus the 20 ms margin, counted from the last lease.
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(10_020)), "raised: counted from the last lease");
+        t.adjust("a.test", learn(ms(400)), t0 + ms(100));
+        assert_eq!(t.readiness(t0 + ms(100)), Readiness::At(t0 + ms(420)), "lowered: takes effect at once");
+        assert_eq!(lease(&mut t, t0 + ms(420)).len(), 1);
+        t.adjust("a.test", learn(Duration::ZERO), t0 + ms(430));
+        assert_eq!(lease(&mut t, t0 + ms(430)).len(), 5, "learned zero: no spacing at all");
+        let a = t.host_ids["a.test"];
+        assert_eq!(t.pacing(a).learned, Some(Duration::ZERO));
+
+        // Never below the rule's delay, whatever is learned.
+        push(&mut t, "http://r.test/1", t0);
+        push(&mut t, "http://r.test/2", t0);
+        assert_eq!(lease(&mut t, t0).len(), 1);
+        t.adjust("r.test", learn(ms(1)), t0);
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(105)), "the rule's 100 ms (+5 %) still holds");
+        let r = t.host_ids["r.test"];
+        assert_eq!(t.pacing(r).learned, Some(ms(100)), "clamped up to the rule's delay");
+        assert_eq!(t.pacing(r).delay, ms(100));
+        assert_eq!(hosts(&lease(&mut t, t0 + ms(105))), ["r.test"], "readiness is for all hosts: drain it");
+
+        // Nor below a Crawl-delay floor, and a pause outlasts a lowered delay.
+        for i in 0..3 {
+            push(&mut t, &format!("http://c.test/{i}"), t0);
+        }
+        t.adjust("c.test", HostAdjustment { min_delay: Some(ms(300)), ..Default::default() }, t0);
+        assert_eq!(lease(&mut t, t0).len(), 1);
+        t.adjust("c.test", learn(Duration::from_secs(5)), t0);
+        t.adjust("c.test", learn(ms(10)), t0);
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(315)), "the floor holds");
+        t.adjust("c.test", HostAdjustment { pause: Some(Duration::from_secs(2)), ..Default::default() }, t0);
+        t.adjust("c.test", learn(Duration::from_secs(5)), t0);
+        t.adjust("c.test", learn(Duration::ZERO), t0);
+        assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_secs(2)), "the pause holds");
+        let learned: Vec<_> = t.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect();
+        assert_eq!(
+            learned,
+            [
+                ("a.test".into(), Duration::ZERO),
+                ("r.test".into(), ms(100)),
+                ("c.test".into(), Duration::ZERO)
+            ]
         );
     }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use kumo_core::CookieStorage;
 use kumo_engine::{Engine, EngineError, StopMode, Summary};
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
 use kumo_pipeline::{CsvSink, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError};
@@ -53,10 +54,12 @@ fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
 }
 
 /// Where a site's crawl state lives: its frontier, and the item journal when the frontier is
-/// durable (the embedded store is both), so its outputs resume with every item exactly once.
+/// durable (the embedded store is both), so its outputs resume with every item exactly once;
+/// its cookies too (`None`: in memory).
 pub struct SiteState {
     pub frontier: Arc<dyn Frontier>,
     pub journal: Option<Arc<dyn ItemJournal>>,
+    pub cookies: Option<Arc<dyn CookieStorage>>,
 }
 
 impl SiteState {
@@ -66,7 +69,7 @@ impl SiteState {
             politeness: site.crawl.politeness.clone(),
             ..Default::default()
         });
-        SiteState { frontier: Arc::new(frontier), journal: None }
+        SiteState { frontier: Arc::new(frontier), journal: None, cookies: None }
     }
 }
 
@@ -105,6 +108,9 @@ pub async fn run_site_in(
     let mut engine = Engine::new();
     if let Some(journal) = state.journal {
         engine = engine.with_journal(journal);
+    }
+    if let Some(cookies) = state.cookies {
+        engine = engine.with_cookie_storage(cookies);
     }
     engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
     engine.start().await?;

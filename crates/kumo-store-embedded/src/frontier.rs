@@ -3,7 +3,7 @@
 //! Leasing writes nothing: a lease is the request's queue entry, removed only when its
 //! completion commits.
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
 use fjall::OwnedWriteBatch;
@@ -259,6 +259,10 @@ impl Frontier for EmbeddedStore {
         let mut b = self.batch();
         b.insert(&self.sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
         b.commit().map_err(db)
+    }
+
+    async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
+        Ok(self.lock().table.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect())
     }
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError> {

@@ -1,6 +1,6 @@
 //! What is kept of a host across restarts: its key, a delay raised by what the crawl learned
-//! (Crawl-delay), when it may next be fetched (a pause for 429/503) and when it was last
-//! leased (so a restart keeps the spacing the server saw).
+//! (Crawl-delay), the adaptive throttle's learned delay, when it may next be fetched (a pause
+//! for 429/503) and when it was last leased (so a restart keeps the spacing the server saw).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -12,6 +12,9 @@ pub(crate) struct HostRecord {
     pub key: String,
     #[serde(default)]
     pub delay_ms: u64,
+    /// The adaptive throttle's learned delay; absent in state written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned_delay_ms: Option<u64>,
     /// Unix milliseconds.
     #[serde(default)]
     pub not_before_ms: u64,
@@ -53,15 +56,42 @@ impl Clock {
 
 impl HostRecord {
     pub fn new(key: &str) -> Self {
-        HostRecord { key: key.to_string(), delay_ms: 0, not_before_ms: 0, last_lease_ms: None }
+        HostRecord {
+            key: key.to_string(),
+            delay_ms: 0,
+            learned_delay_ms: None,
+            not_before_ms: 0,
+            last_lease_ms: None,
+        }
     }
 
     pub fn from_pacing(key: &str, p: HostPacing, clock: Clock) -> Self {
         HostRecord {
             key: key.to_string(),
             delay_ms: p.delay.as_millis() as u64,
+            // Rounded up, so a restored delay is never shorter than the learned one.
+            learned_delay_ms: p.learned.map(|d| d.as_micros().div_ceil(1000) as u64),
             not_before_ms: clock.to_unix_ms(p.next_at),
             last_lease_ms: p.last_lease.map(|t| clock.to_unix_ms(t)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record written before the learned delay existed still loads (no learned delay), and
+    /// one with it round-trips.
+    #[test]
+    fn records_without_a_learned_delay_still_load() {
+        let old: HostRecord =
+            serde_json::from_str(r#"{"key":"a.test","delay_ms":200,"not_before_ms":5,"last_lease_ms":null}"#)
+                .unwrap();
+        assert_eq!((old.delay_ms, old.learned_delay_ms), (200, None));
+        let mut rec = HostRecord::new("b.test");
+        rec.learned_delay_ms = Some(1500);
+        let back: HostRecord = serde_json::from_slice(&serde_json::to_vec(&rec).unwrap()).unwrap();
+        assert_eq!(back.learned_delay_ms, Some(1500));
     }
 }

@@ -5,13 +5,16 @@
 //!   to disk, leases, the seen set (all 128 fingerprint bits, exact, in memory at under 16
 //!   bytes a URL and on disk), the failure queue, per-host politeness state and the crawl's
 //!   counters. Each scheduler commit is one atomic write batch.
-//! - It is also the [`ItemJournal`](kumo_pipeline::ItemJournal) the pipeline resumes from.
+//! - It is also the [`ItemJournal`](kumo_pipeline::ItemJournal) the pipeline resumes from,
+//!   and the [`CookieStorage`](kumo_core::CookieStorage) the crawl's cookie jar writes
+//!   through to (`cookies.rs`), so cookies survive a restart.
 //! - Inspection and surgery on a stopped crawl's state (`inspect.rs`): queue statistics, the
 //!   queue and the failures as JSON lines, requests imported ([`read_requests`]), failures
 //!   put back in the queue.
 //! - [`dir`] guards the state directory: its format marker, and clear errors for foreign,
 //!   damaged or incompatible directories (kumo never silently starts over).
 
+mod cookies;
 pub mod dir;
 mod error;
 mod frontier;

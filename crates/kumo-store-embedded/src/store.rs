@@ -9,7 +9,7 @@
 //! | `failures` | seq | failure record and its request |
 //! | `journal` | seq | an item not yet checkpointed by the pipeline |
 //! | `pipeline` | see `journal.rs` | sink positions and processor state |
-//! | `meta` | name | the crawl's counters |
+//! | `meta` | name | the crawl's counters, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
 //!
 //! A leased request stays in `queue` until its completion commits, so a lease that was out
 //! when the process died is simply queued again on open.
@@ -201,6 +201,7 @@ impl EmbeddedStore {
             inner.table.restore_pacing(
                 i,
                 Duration::from_millis(rec.delay_ms),
+                rec.learned_delay_ms.map(Duration::from_millis),
                 clock.to_instant(rec.not_before_ms),
                 rec.last_lease_ms.map(|ms| clock.to_instant(ms)),
             );

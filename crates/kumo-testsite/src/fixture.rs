@@ -27,6 +27,8 @@ pub struct Fixture {
     pub chunk_delay: Duration,
     /// Cut the connection after this many body bytes (a reset mid-body).
     pub reset_after: Option<usize>,
+    /// Wait this long before sending the response head: a server slow to answer.
+    pub latency: Duration,
 }
 
 impl Default for Fixture {
@@ -39,6 +41,7 @@ impl Default for Fixture {
             chunk_size: 0,
             chunk_delay: Duration::ZERO,
             reset_after: None,
+            latency: Duration::ZERO,
         }
     }
 }
@@ -72,7 +75,13 @@ impl Fixture {
         self
     }
 
-    /// Sends the body `chunk_size` bytes at a time, pausing `chunk_delay` before each chunk.
+    /// Waits `latency` before sending the response head (the time a slow server takes to
+    /// answer, as a client measures it up to the headers).
+    pub fn latency(mut self, latency: Duration) -> Self {
+        self.latency = latency;
+        self
+    }
+
     /// Sends `n` bytes of the body, then resets the connection.
     pub fn reset_after(mut self, n: usize) -> Self {
         self.reset_after = Some(n);
@@ -89,6 +98,7 @@ impl Fixture {
         }
     }
 
+    /// Sends the body `chunk_size` bytes at a time, pausing `chunk_delay` before each chunk.
     pub fn trickle(mut self, chunk_size: usize, chunk_delay: Duration) -> Self {
         self.chunk_size = chunk_size;
         self.chunk_delay = chunk_delay;
@@ -105,6 +115,7 @@ pub(crate) struct Prepared {
     chunk_size: usize,
     chunk_delay: Duration,
     reset_after: Option<usize>,
+    pub(crate) latency: Duration,
 }
 
 impl Prepared {
@@ -127,6 +138,7 @@ impl Prepared {
             chunk_size: f.chunk_size,
             chunk_delay: f.chunk_delay,
             reset_after: f.reset_after,
+            latency: f.latency,
         })
     }
 

@@ -4,7 +4,8 @@
 //! and serves, in this order of precedence:
 //!
 //! 1. **fixtures** — canned responses for exact paths ([`Fixture`]): any status, any headers,
-//!    optionally a slow "trickle" body sent in delayed chunks;
+//!    optionally a slow answer (a wait before the headers) or a slow "trickle" body sent in
+//!    delayed chunks;
 //! 2. **the synthetic site** — a seeded, deterministic shop ([`SiteConfig`]) of `N` product
 //!    pages plus `/index.html`, with a link graph full of the things a crawler must get right
 //!    (relative and absolute spellings of one URL, fragments, duplicates, query variants,

@@ -287,7 +287,11 @@ impl Router {
         let path = req.uri.path();
         if let Some(f) = self.fixtures.get(path) {
             let n = f.served.fetch_add(1, Ordering::Relaxed);
-            return f.responses[n.min(f.responses.len() - 1)].respond();
+            let fixture = &f.responses[n.min(f.responses.len() - 1)];
+            if !fixture.latency.is_zero() {
+                tokio::time::sleep(fixture.latency).await;
+            }
+            return fixture.respond();
         }
         if !matches!(req.method, Method::GET | Method::HEAD) {
             return error_page(StatusCode::METHOD_NOT_ALLOWED);

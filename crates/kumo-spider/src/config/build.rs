@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kumo_engine::CrawlConfig;
-use kumo_frontier::{HostPolicy, Politeness, ScopeConfig};
+use kumo_engine::{AutoThrottle, CrawlConfig};
+use kumo_frontier::{HostPolicy, HostRule, Politeness, ScopeConfig};
 use kumo_parse::extract::{Field, Selector};
 use kumo_parse::{CompiledModel, Model};
 use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
@@ -15,7 +15,7 @@ use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 use super::postgres::{self, PostgresOutput};
-use super::raw::{RawDrop, RawModel, RawProcessor, RawSite};
+use super::raw::{RawDrop, RawLimit, RawModel, RawProcessor, RawSite};
 use crate::configured::{ConfigSpider, Priorities, SiteModel};
 use crate::rules::UrlRules;
 
@@ -81,6 +81,63 @@ fn processor(raw: &RawProcessor) -> Result<Box<dyn Processor>, String> {
 
 fn json(v: &toml::Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Builds one limit rule over the site's default `policy`.
+fn limit_rule(
+    lines: &Lines,
+    at: &str,
+    rule_at: usize,
+    raw: &RawLimit,
+    policy: HostPolicy,
+) -> Result<HostRule, SpiderConfigError> {
+    let policy = HostPolicy {
+        parallelism: raw.per_host.unwrap_or(policy.parallelism),
+        delay: raw.delay_ms.map_or(policy.delay, Duration::from_millis),
+        random_delay: raw.random_delay_ms.map_or(policy.random_delay, Duration::from_millis),
+    };
+    if policy.parallelism == 0 {
+        return Err(lines.error(rule_at, format!("{at}.per_host"), "must be at least 1"));
+    }
+    let mut rule = match (&raw.host, &raw.regex) {
+        (Some(glob), None) => HostRule::new(glob.get_ref(), policy)
+            .map_err(|e| lines.error(glob.span().start, format!("{at}.host"), format!("bad glob: {e}")))?,
+        (None, Some(re)) => HostRule::regex(re.get_ref(), policy)
+            .map_err(|e| lines.error(re.span().start, format!("{at}.regex"), format!("bad regex: {e}")))?,
+        _ => {
+            return Err(lines.error(
+                rule_at,
+                at,
+                "a limit rule needs exactly one of `host` (a glob) and `regex`",
+            ));
+        }
+    };
+    for (name, value) in &raw.headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || http::HeaderValue::from_str(value).is_err()
+        {
+            return Err(lines.error(
+                rule_at,
+                format!("{at}.headers"),
+                format!("bad header {name:?}: {value:?}"),
+            ));
+        }
+        rule = rule.with_header(name, value);
+    }
+    for (i, p) in raw.proxies.iter().enumerate() {
+        let ok = url::Url::parse(p.get_ref()).is_ok_and(|u| {
+            matches!(u.scheme(), "http" | "https" | "socks5" | "socks5h") && u.host_str().is_some()
+        });
+        if !ok {
+            return Err(lines.error(
+                p.span().start,
+                format!("{at}.proxies[{i}]"),
+                format!("{:?} is not an http://, https:// or socks5:// proxy URL", p.get_ref()),
+            ));
+        }
+        rule = rule.with_proxy(p.get_ref());
+    }
+    Ok(rule)
 }
 
 /// Compiles a list of patterns, naming the first bad one.
@@ -200,6 +257,30 @@ pub(super) fn site(
         },
     };
 
+    let auto_throttle = raw.auto_throttle.as_ref().map(|t| {
+        let d = AutoThrottle::default();
+        AutoThrottle {
+            target_concurrency: t.target_concurrency.unwrap_or(d.target_concurrency),
+            start_delay: t.start_delay_ms.map_or(d.start_delay, Duration::from_millis),
+            max_delay: t.max_delay_ms.map_or(d.max_delay, Duration::from_millis),
+        }
+    });
+    if let Some(t) = &auto_throttle {
+        t.check().map_err(|e| lines.error(site_at, here("auto_throttle"), e))?;
+    }
+    let default_policy = HostPolicy {
+        parallelism: raw.per_host,
+        delay: Duration::from_millis(raw.delay_ms),
+        random_delay: Duration::from_millis(raw.random_delay_ms),
+    };
+    let rules = raw
+        .limit
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            limit_rule(lines, &here(&format!("limit[{i}]")), l.span().start, l.get_ref(), default_policy)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let crawl = CrawlConfig {
         seeds,
         scope: ScopeConfig {
@@ -209,14 +290,8 @@ pub(super) fn site(
             ..Default::default()
         },
         concurrency: raw.concurrency,
-        politeness: Politeness {
-            default: HostPolicy {
-                parallelism: raw.per_host,
-                delay: Duration::from_millis(raw.delay_ms),
-                random_delay: Duration::from_millis(raw.random_delay_ms),
-            },
-            rules: vec![],
-        },
+        politeness: Politeness { default: default_policy, rules },
+        auto_throttle,
         max_pages: raw.max_pages,
         robots: kumo_engine::RobotsConfig { obey: raw.obey_robots, ..Default::default() },
         ..Default::default()

@@ -12,6 +12,8 @@
 //! concurrency = 8
 //! per_host = 4                          # limit rules: per-host parallelism,
 //! delay_ms = 0                          # and spacing
+//! auto_throttle = { target_concurrency = 1.0, start_delay_ms = 5000, max_delay_ms = 60000 }
+//!                                       # optional: each host's delay follows its latency
 //! targets = ['/page/\d+/$', '/tag/']    # regexes (searched in the URL): item pages
 //! sources = []                          # pages whose links lead to targets
 //! follow = { allow = [], deny = ['/login'], restrict_css = "div.col-md-8" }
@@ -19,6 +21,13 @@
 //! next_page = "li.next > a"
 //! processors = [{ require = ["text"] }]
 //! output = { jsonl = "quotes.jsonl" }   # also csv, stdout = true, postgres (PostgresOutput)
+//!
+//! [[site.limit]]                         # per-host limit rules, first match wins
+//! host = "*.example.com"                # a glob, or regex = '…'
+//! per_host = 2                          # what is left out is the site's
+//! delay_ms = 500
+//! headers = { "x-api-key" = "…" }
+//! proxies = ["http://127.0.0.1:3128"]   # this host's requests go through one of these
 //!
 //! [[site.model]]
 //! name = "quote"

@@ -30,6 +30,12 @@ pub(super) struct RawSite {
     pub delay_ms: u64,
     #[serde(default)]
     pub random_delay_ms: u64,
+    /// Present (even empty: `auto_throttle = {}`) turns the adaptive throttle on.
+    pub auto_throttle: Option<RawAutoThrottle>,
+    /// Per-host limit rules (`[[site.limit]]`), first match wins; other hosts get the site's
+    /// `per_host`, `delay_ms` and `random_delay_ms`.
+    #[serde(default)]
+    pub limit: Vec<Spanned<RawLimit>>,
     #[serde(default)]
     pub max_pages: u64,
     #[serde(default = "yes")]
@@ -51,6 +57,34 @@ pub(super) struct RawSite {
     pub fail_fast: bool,
     #[serde(default)]
     pub output: RawOutput,
+}
+
+/// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and
+/// what holds for them; a value left out is the site's.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimit {
+    pub host: Option<Spanned<String>>,
+    pub regex: Option<Spanned<String>>,
+    pub per_host: Option<u32>,
+    pub delay_ms: Option<u64>,
+    pub random_delay_ms: Option<u64>,
+    /// Sent with every request to a matching host.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
+    /// A matching host's requests go through one of these (`http://`, `https://`, `socks5://`).
+    #[serde(default)]
+    pub proxies: Vec<Spanned<String>>,
+}
+
+/// `auto_throttle = { target_concurrency = 1.0, start_delay_ms = 5000, max_delay_ms = 60000 }`;
+/// what is left out takes the engine's default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAutoThrottle {
+    pub target_concurrency: Option<f64>,
+    pub start_delay_ms: Option<u64>,
+    pub max_delay_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
