@@ -111,6 +111,11 @@ impl EmbeddedStore {
         }
         let db = Database::builder(&db_path)
             .cache_size(32 * 1024 * 1024)
+            // One worker for flushes and compactions. With two (fjall's default here), the
+            // first worker hands every compaction message back to the channel and takes the
+            // next one at once: while the other is busy it spins on the same message, which
+            // cost a core's worth of work in the whole-crawl benchmark.
+            .worker_threads(1)
             .open()
             .map_err(|e| dir::open_error(dir, e))?;
         // A keyspace missing from existing state would be created empty: a silent start over.
@@ -254,7 +259,7 @@ impl EmbeddedStore {
 }
 
 pub(crate) const COUNTERS: &str = "counters";
-const MEMTABLE_BYTES: u64 = 16 * 1024 * 1024;
+const MEMTABLE_BYTES: u64 = 512 * 1024;
 const KEYSPACES: [&str; 7] = ["meta", "queue", "hosts", "seen", "failures", "journal", "pipeline"];
 
 pub(crate) fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
