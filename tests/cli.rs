@@ -2,28 +2,12 @@
 //! input. Each test starts its own test site on 127.0.0.1.
 
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
-const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
-
-/// Runs `kumo ARGS` with a 60 s guard, in a fresh working directory (where the default
-/// crawl state goes).
-async fn kumo(args: &[&str]) -> Output {
-    let cwd = tempfile::tempdir().unwrap();
-    let child =
-        tokio::process::Command::new(KUMO).args(args).current_dir(cwd.path()).kill_on_drop(true).output();
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("kumo finished in 60 s")
-        .expect("kumo ran")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{kumo, stderr};
 
 fn read_lines(p: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()

@@ -3,26 +3,12 @@
 //! site's request log shows the cookies were sent, except the one that expired in between.
 //! `--fresh` forgets them with the rest of the state.
 
-use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
 use kumo_testsite::{Fixture, ServerBuilder};
 
-const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
-
-/// Runs `kumo ARGS` in `cwd` with a 60 s guard.
-async fn kumo(cwd: &Path, args: &[&str]) -> Output {
-    let child = tokio::process::Command::new(KUMO).args(args).current_dir(cwd).kill_on_drop(true).output();
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("kumo finished in 60 s")
-        .expect("kumo ran")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{kumo_in, stderr};
 
 /// The `Cookie` header of the request for `target`, its pairs sorted.
 fn cookie_sent(server: &kumo_testsite::TestServer, target: &str) -> String {
@@ -54,7 +40,7 @@ async fn cookies_set_in_one_run_are_sent_in_the_next() {
         async move {
             let mut args = vec!["crawl", &url, "--state", state, "--ignore-robots", "--no-progress"];
             args.extend_from_slice(extra);
-            let o = kumo(&cwd, &args).await;
+            let o = kumo_in(&cwd, &args).await;
             assert!(o.status.success(), "{}", stderr(&o));
         }
     };

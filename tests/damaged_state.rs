@@ -2,21 +2,12 @@
 //! `--fresh`, and leaves the directory as it was: it never silently starts over.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
-use std::time::Duration;
 
 use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
-const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
-
-async fn kumo(cwd: &Path, args: &[&str]) -> Output {
-    let child = tokio::process::Command::new(KUMO).args(args).current_dir(cwd).kill_on_drop(true).output();
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("kumo finished in 60 s")
-        .expect("kumo ran")
-}
+mod common;
+use common::kumo_in;
 
 /// The largest table file under `dir`.
 fn largest_table(dir: &Path) -> PathBuf {
@@ -42,7 +33,7 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     let cwd = cwd.path();
     let start = server.url("/index.html");
     let args = ["crawl", &start, "--state", "st", "-o", "pages.jsonl", "--no-progress"];
-    let o = kumo(cwd, &[&args[..], &["--max-pages", "10"]].concat()).await;
+    let o = kumo_in(cwd, &[&args[..], &["--max-pages", "10"]].concat()).await;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // Move what the crawl committed into table files, then cut the largest one in half.
@@ -52,7 +43,7 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     let len = std::fs::metadata(&table).unwrap().len() / 2;
     std::fs::OpenOptions::new().write(true).open(&table).unwrap().set_len(len).unwrap();
 
-    let o = kumo(cwd, &args).await;
+    let o = kumo_in(cwd, &args).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "refused: {err}");
     assert!(err.contains("st: the state directory is damaged"), "{err}");
@@ -61,7 +52,7 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     assert!(st.join("KUMO_STATE").is_file());
 
     // --fresh is how to start over.
-    let o = kumo(cwd, &[&args[..], &["--fresh", "--max-pages", "3"]].concat()).await;
+    let o = kumo_in(cwd, &[&args[..], &["--fresh", "--max-pages", "3"]].concat()).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("resuming"), "{err}");

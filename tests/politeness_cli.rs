@@ -1,27 +1,12 @@
 //! The real `kumo` binary's politeness flags: the adaptive throttle spaces a slow host's
 //! requests toward its latency, and its settings are checked.
 
-use std::process::Output;
 use std::time::Duration;
 
 use kumo_testsite::{Fixture, ServerBuilder};
 
-const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
-
-/// Runs `kumo ARGS` with a 60 s guard, in a fresh working directory.
-async fn kumo(args: &[&str]) -> Output {
-    let cwd = tempfile::tempdir().unwrap();
-    let child =
-        tokio::process::Command::new(KUMO).args(args).current_dir(cwd.path()).kill_on_drop(true).output();
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("kumo finished in 60 s")
-        .expect("kumo ran")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{kumo, stderr};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_throttle_spaces_a_slow_host() {
