@@ -1,0 +1,173 @@
+//! Tests of the host table: priority order, leases, pacing, spilling.
+
+use kumo_core::{Request, Url};
+
+use super::*;
+use crate::{HostRule, RateLimit};
+
+fn table() -> HostTable {
+    let open = HostPolicy { parallelism: 100, ..Default::default() };
+    let politeness = Politeness {
+        default: open,
+        rules: vec![
+            HostRule::regex(r"^a\.test$", open)
+                .unwrap()
+                .with_rate_limits([RateLimit::per_second(2), RateLimit::per_minute(3)]),
+        ],
+    };
+    HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
+}
+
+fn push(t: &mut HostTable, url: &str, now: Instant) {
+    let r = Request::get(Url::parse(url).unwrap());
+    let (i, _) = t.host_for(&r.host_key(), now);
+    t.enqueue(i, Entry { seq: 0, request: StoredRequest::from(&r) }, now);
+}
+
+fn no_refill() -> impl FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> {
+    |_, _, _, _| Ok(Vec::new())
+}
+
+fn lease(t: &mut HostTable, now: Instant) -> Vec<Lease> {
+    t.lease(100, now, &mut no_refill()).unwrap().leases
+}
+
+fn hosts(leases: &[Lease]) -> Vec<String> {
+    leases.iter().map(|l| l.request.url.host_str().unwrap().to_string()).collect()
+}
+
+/// With a synthetic clock: the throttled host waits in the heap for the exact instant a
+/// token frees in every window, and the unlimited host neither waits nor carries a log.
+#[test]
+fn throttled_host_waits_for_the_exact_instant() {
+    let mut t = table();
+    let t0 = Instant::now();
+    let s = Duration::from_secs;
+    for i in 0..8 {
+        push(&mut t, &format!("http://a.test/{i}"), t0);
+    }
+    for i in 0..5 {
+        push(&mut t, &format!("http://b.test/{i}"), t0);
+    }
+    let b = t.host_ids["b.test"];
+    assert!(t.hosts[b].rate.is_none(), "no rate limits, no bookkeeping");
+    let first = lease(&mut t, t0);
+    assert_eq!(hosts(&first).iter().filter(|h| *h == "a.test").count(), 2, "2 per second");
+    assert_eq!(first.len(), 7, "b.test is not held back");
+    // Windows are widened by 5 %, at most 20 ms: 1 s → 1.02 s, 60 s → 60.02 s.
+    let ms = Duration::from_millis;
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(1020)), "the second window frees at 1.02 s");
+    assert!(lease(&mut t, t0 + ms(1020) - Duration::from_nanos(1)).is_empty());
+    assert_eq!(hosts(&lease(&mut t, t0 + ms(1020))), ["a.test"], "then the minute allows one more");
+    assert_eq!(t.readiness(t0 + ms(1020)), Readiness::At(t0 + ms(60_020)), "the minute window is full");
+    assert!(lease(&mut t, t0 + s(59)).is_empty());
+    assert_eq!(lease(&mut t, t0 + ms(60_020)).len(), 2, "two leave the minute at once");
+    assert_eq!(t.readiness(t0 + ms(60_020)), Readiness::At(t0 + ms(61_040)));
+    assert_eq!(t.waiting.len(), 1, "one heap entry per wait, never a poll");
+}
+
+/// A pause or delay and a rate limit combine: the later of the two wins.
+#[test]
+fn delay_and_rate_limits_combine() {
+    let mut t = table();
+    let t0 = Instant::now();
+    for i in 0..3 {
+        push(&mut t, &format!("http://a.test/{i}"), t0);
+    }
+    let a = t.host_ids["a.test"];
+    t.hosts[a].next_at = t0 + Duration::from_millis(1500);
+    t.schedule(a, t0);
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
+    assert_eq!(lease(&mut t, t0 + Duration::from_millis(1500)).len(), 2);
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_millis(2520)), "1.5 s + the 1.02 s window");
+}
+
+/// A learned delay goes down as well as up, takes effect from the last lease at once, never
+/// goes below the rule's delay or a Crawl-delay floor, and never cuts a pause short.
+#[test]
+fn learned_delay_goes_down_and_up_within_its_floors() {
+    let open = HostPolicy { parallelism: 100, ..Default::default() };
+    let ruled = HostPolicy { delay: Duration::from_millis(100), ..open };
+    let politeness = Politeness { default: open, rules: vec![HostRule::new("r.test", ruled).unwrap()] };
+    let mut t = HostTable::new(politeness, Duration::from_secs(600), usize::MAX);
+    let t0 = Instant::now();
+    let ms = Duration::from_millis;
+    let learn = |d| HostAdjustment { learned_delay: Some(d), ..Default::default() };
+    for i in 0..6 {
+        push(&mut t, &format!("http://a.test/{i}"), t0);
+    }
+    assert_eq!(lease(&mut t, t0).len(), 6, "no delay: all at once");
+    for i in 0..6 {
+        push(&mut t, &format!("http://a.test/x{i}"), t0);
+    }
+    t.adjust("a.test", learn(Duration::from_secs(10)), t0);
+    // 10 s plus the 20 ms margin, counted from the last lease.
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(10_020)), "raised: counted from the last lease");
+    t.adjust("a.test", learn(ms(400)), t0 + ms(100));
+    assert_eq!(t.readiness(t0 + ms(100)), Readiness::At(t0 + ms(420)), "lowered: takes effect at once");
+    assert_eq!(lease(&mut t, t0 + ms(420)).len(), 1);
+    t.adjust("a.test", learn(Duration::ZERO), t0 + ms(430));
+    assert_eq!(lease(&mut t, t0 + ms(430)).len(), 5, "learned zero: no spacing at all");
+    let a = t.host_ids["a.test"];
+    assert_eq!(t.pacing(a).learned, Some(Duration::ZERO));
+
+    // Never below the rule's delay, whatever is learned.
+    push(&mut t, "http://r.test/1", t0);
+    push(&mut t, "http://r.test/2", t0);
+    assert_eq!(lease(&mut t, t0).len(), 1);
+    t.adjust("r.test", learn(ms(1)), t0);
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(105)), "the rule's 100 ms (+5 %) still holds");
+    let r = t.host_ids["r.test"];
+    assert_eq!(t.pacing(r).learned, Some(ms(100)), "clamped up to the rule's delay");
+    assert_eq!(t.pacing(r).delay, ms(100));
+    assert_eq!(hosts(&lease(&mut t, t0 + ms(105))), ["r.test"], "readiness is for all hosts: drain it");
+
+    // Nor below a Crawl-delay floor, and a pause outlasts a lowered delay.
+    for i in 0..3 {
+        push(&mut t, &format!("http://c.test/{i}"), t0);
+    }
+    t.adjust("c.test", HostAdjustment { min_delay: Some(ms(300)), ..Default::default() }, t0);
+    assert_eq!(lease(&mut t, t0).len(), 1);
+    t.adjust("c.test", learn(Duration::from_secs(5)), t0);
+    t.adjust("c.test", learn(ms(10)), t0);
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(315)), "the floor holds");
+    t.adjust("c.test", HostAdjustment { pause: Some(Duration::from_secs(2)), ..Default::default() }, t0);
+    t.adjust("c.test", learn(Duration::from_secs(5)), t0);
+    t.adjust("c.test", learn(Duration::ZERO), t0);
+    assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_secs(2)), "the pause holds");
+    let learned: Vec<_> = t.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect();
+    assert_eq!(
+        learned,
+        [("a.test".into(), Duration::ZERO), ("r.test".into(), ms(100)), ("c.test".into(), Duration::ZERO)]
+    );
+}
+
+/// Past `spill_at`, entries are counted, not held, and are read back in order.
+#[test]
+fn spilled_entries_are_read_back_in_order() {
+    let open = HostPolicy { parallelism: 1000, ..Default::default() };
+    let mut t = HostTable::new(Politeness { default: open, rules: vec![] }, Duration::from_secs(60), 2);
+    let now = Instant::now();
+    let mut disk = Vec::new();
+    let mut placements = Vec::new();
+    for seq in 1..=5u64 {
+        let r = Request::get(Url::parse(&format!("http://h.test/{seq}")).unwrap());
+        let (i, _) = t.host_for("h.test", now);
+        let e = Entry { seq, request: StoredRequest::from(&r) };
+        disk.push(e.clone());
+        placements.push(t.enqueue(i, e, now));
+    }
+    use Placement::*;
+    assert_eq!(placements, [Buffered, Buffered, Spilled, Spilled, Spilled]);
+    assert_eq!(t.queued(), 5);
+    let mut reads = 0;
+    let mut refill = |_: usize, _: Priority, after: u64, max: usize| {
+        reads += 1;
+        Ok(disk.iter().filter(|e| e.seq > after).take(max).cloned().collect())
+    };
+    let got = t.lease(10, now, &mut refill).unwrap().leases;
+    let paths: Vec<_> = got.iter().map(|l| l.request.url.path().to_string()).collect();
+    assert_eq!(paths, ["/1", "/2", "/3", "/4", "/5"]);
+    assert_eq!(reads, 2, "read back two at a time");
+    assert_eq!(t.queued(), 0);
+}
