@@ -22,6 +22,7 @@ pub mod analyze;
 mod config;
 mod engine;
 mod errors;
+mod group;
 pub mod listener;
 pub mod registrar;
 mod results;

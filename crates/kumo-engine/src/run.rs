@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
+use crate::group::Group;
 use crate::registrar::Registrar;
 use crate::results::{ItemBatch, Tally, handle_results, storage_error};
 use crate::robots::RobotsCache;
@@ -300,6 +301,7 @@ pub(crate) async fn run(
     let deadline = cfg.max_duration.map(|d| tokio::time::Instant::now() + d);
     let progress = parts.progress.clone();
     let frontier = parts.frontier.clone();
+    let mut group = Group::new();
 
     loop {
         match *stop_rx.borrow_and_update() {
@@ -355,6 +357,12 @@ pub(crate) async fn run(
                 }
             }
         };
+        // Waiting results are committed at once when the crawl needs what they found (nothing
+        // else is queued) or is about to end.
+        if !group.is_empty() && (stopping || in_flight == 0 || readiness == Readiness::Empty) {
+            handle_results(parts, group.take(), &mut tally, &item_tx).await;
+            continue;
+        }
         if in_flight == 0 && (stopping || readiness == Readiness::Empty) {
             cause.get_or_insert(StopCause::Drained);
             break;
@@ -379,7 +387,17 @@ pub(crate) async fn run(
                 }
                 in_flight -= batch.len();
                 progress.in_flight.store(in_flight as u64, Ordering::Relaxed);
-                handle_results(parts, batch, &mut tally, &item_tx).await;
+                match group.add(batch) {
+                    Some(ids) if !group.is_full() => {
+                        if let Err(e) = frontier.release(&ids).await {
+                            storage_error(parts, &mut tally, e);
+                        }
+                    }
+                    _ => handle_results(parts, group.take(), &mut tally, &item_tx).await,
+                }
+            }
+            _ = tokio::time::sleep_until(group.deadline().unwrap_or_else(tokio::time::Instant::now)), if !group.is_empty() => {
+                handle_results(parts, group.take(), &mut tally, &item_tx).await;
             }
             _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() && !stopping => {
@@ -392,6 +410,10 @@ pub(crate) async fn run(
         }
     }
 
+    if !group.is_empty() {
+        // Pages fetched before a stop-now: done work, so it is committed like any other.
+        handle_results(parts, group.take(), &mut tally, &item_tx).await;
+    }
     parts.status.set(Status::Stopping);
     drop(lease_tx);
     if cause == Some(StopCause::StoppedNow) {

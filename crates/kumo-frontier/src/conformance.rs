@@ -65,6 +65,14 @@ where
         rules: vec![],
     })))
     .await;
+    released_leases_free_their_slot(&make(SuiteConfig {
+        politeness: Politeness {
+            default: HostPolicy { parallelism: 1, ..Default::default() },
+            rules: vec![],
+        },
+        lease_ttl: Duration::from_millis(300),
+    }))
+    .await;
     delay_per_host(&make(cfg(Politeness {
         default: HostPolicy { parallelism: 4, ..Default::default() },
         rules: vec![
@@ -188,6 +196,37 @@ pub async fn parallelism_per_host(f: &impl Frontier) {
     let second = lease_all(f).await;
     assert_eq!(second.len(), 1, "the slot frees on completion");
     assert_eq!(second[0].request.url.as_str(), "http://a.test/2");
+}
+
+/// A released lease frees its host's slot at once but stays out: it completes as usual, and
+/// one never completed still comes back after its time-to-live. Run at parallelism 1 and a
+/// short lease time-to-live.
+pub async fn released_leases_free_their_slot(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://a.test/3", 0)])
+        .await
+        .expect("push");
+    let first = lease_all(f).await;
+    assert_eq!(first.len(), 1, "parallelism 1");
+    f.release(&[first[0].id]).await.expect("release");
+    f.release(&[first[0].id]).await.expect("a second release changes nothing");
+    let second = lease_all(f).await;
+    assert_eq!(second.len(), 1, "the released slot is free before the lease completes");
+    assert!(lease_all(f).await.is_empty(), "a second release did not free a second slot");
+    assert_eq!(f.stats().await.expect("stats").leased, 2, "the released lease is still out");
+    done(f, first[0].id).await;
+    assert!(lease_all(f).await.is_empty(), "completing a released lease frees no slot again");
+    // The second lease is released and never completed: it comes back after its time-to-live,
+    // and the slot count stays right (one at a time).
+    f.release(&[second[0].id]).await.expect("release");
+    let third = lease_all(f).await;
+    assert_eq!(third.len(), 1);
+    done(f, third[0].id).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let again = lease_all(f).await;
+    assert_eq!(again.len(), 1, "an expired released lease is queued again, once");
+    assert_eq!(again[0].request.url, second[0].request.url);
+    done(f, again[0].id).await;
+    assert!(f.stats().await.expect("stats").is_drained());
 }
 
 pub async fn delay_per_host(f: &impl Frontier) {

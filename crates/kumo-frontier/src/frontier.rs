@@ -167,6 +167,14 @@ pub trait Frontier: Send + Sync {
     /// Hands out up to `max` requests whose hosts may be fetched now, best priority first.
     async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError>;
 
+    /// Says these leases' requests are back from their hosts (fetched, or failed), so their
+    /// hosts' parallelism slots are free before the leases are completed: the scheduler may
+    /// group several pages into one commit without holding hosts idle. The leases stay out
+    /// until completed (or expired). The default keeps the slots until completion.
+    async fn release(&self, _leases: &[LeaseId]) -> Result<(), FrontierError> {
+        Ok(())
+    }
+
     /// Completes leases. Each completion is applied atomically (the ack together with its
     /// discoveries); a batch lets backends group-commit.
     async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError>;

@@ -10,7 +10,7 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use crate::schedule::{Entry, HostTable, Leased};
 use crate::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    Lease, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
+    Lease, LeaseId, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -128,6 +128,15 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
 
     async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError> {
         Ok(self.lock().lease(max, Instant::now()))
+    }
+
+    async fn release(&self, leases: &[LeaseId]) -> Result<(), FrontierError> {
+        let now = Instant::now();
+        let mut st = self.lock();
+        for &id in leases {
+            st.table.release(id, now);
+        }
+        Ok(())
     }
 
     async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError> {

@@ -44,6 +44,8 @@ pub struct Out {
     pub host: usize,
     pub entry: Entry,
     deadline: Instant,
+    /// The request is back from its host (see [`HostTable::release`]): its slot is free.
+    released: bool,
 }
 
 /// What one `lease` call handed out, and queued entries that could not become requests
@@ -316,7 +318,9 @@ impl HostTable {
                 && out.deadline == deadline
             {
                 let out = self.leases.remove(&id).expect("present");
-                self.hosts[out.host].in_flight -= 1;
+                if !out.released {
+                    self.hosts[out.host].in_flight -= 1;
+                }
                 self.requeue_front(out.host, out.entry, Duration::ZERO, now);
             }
         }
@@ -394,7 +398,7 @@ impl HostTable {
                     let id = self.next_lease;
                     let deadline = now + self.lease_ttl;
                     self.deadlines.push(Reverse((deadline, id)));
-                    self.leases.insert(id, Out { host: i, entry, deadline });
+                    self.leases.insert(id, Out { host: i, entry, deadline, released: false });
                     out.leases.push(Lease { id: LeaseId(id), request: req });
                 }
                 // Cannot happen for requests that were valid when queued; reported, not lost.
@@ -408,8 +412,24 @@ impl HostTable {
     /// Removes a lease that is out. The caller re-schedules the host.
     pub fn take_lease(&mut self, id: LeaseId) -> Result<Out, FrontierError> {
         let out = self.leases.remove(&id.0).ok_or(FrontierError::UnknownLease(id.0))?;
-        self.hosts[out.host].in_flight -= 1;
+        if !out.released {
+            self.hosts[out.host].in_flight -= 1;
+        }
         Ok(out)
+    }
+
+    /// Frees the host slot of a lease whose request is back from its host, so the host may
+    /// be fetched again before the lease is completed; the lease itself stays out. Unknown
+    /// or already released leases are ignored.
+    pub fn release(&mut self, id: LeaseId, now: Instant) {
+        let Some(out) = self.leases.get_mut(&id.0) else { return };
+        if out.released {
+            return;
+        }
+        out.released = true;
+        let host = out.host;
+        self.hosts[host].in_flight -= 1;
+        self.schedule(host, now);
     }
 
     pub fn readiness(&mut self, now: Instant) -> Readiness {

@@ -14,7 +14,7 @@ use crate::StoreError;
 /// The marker file's name.
 pub const MARKER: &str = "KUMO_STATE";
 /// The on-disk format this build reads and writes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 const DB: &str = "db";
 
 #[derive(Serialize, Deserialize)]

@@ -11,14 +11,14 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use kumo_frontier::schedule::{Entry, Leased};
 use kumo_frontier::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    Lease, PushReport, Readiness,
+    Lease, LeaseId, PushReport, Readiness,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::error::{db, encode};
 use crate::hosts::{Clock, HostRecord};
 use crate::keys;
-use crate::store::{COUNTERS, EmbeddedStore, Inner, Spaces};
+use crate::store::{COUNTERS, EmbeddedStore, ITEMS_END, Inner, Spaces};
 
 /// A failure as stored: the record, and the request so it can be re-queued as it was.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -160,22 +160,25 @@ impl EmbeddedStore {
             }
         }
         Self::save_pacing(sp, inner, &mut b)?;
-        if !c.items.is_empty() {
-            for item in &c.items {
-                inner.item_seq += 1;
-                b.insert(
-                    &sp.journal,
-                    &keys::seq(inner.item_seq)[..],
-                    serde_json::to_vec(item).map_err(encode)?,
-                );
+        // The items go to the item log first; the batch records its new end, so they count
+        // exactly when the pages that produced them do.
+        let log_end = match c.items.is_empty() {
+            true => None,
+            false => {
+                let end = inner.items.append(&c.items)?;
+                b.insert(&sp.meta, ITEMS_END, end.encode());
+                report.journaled_to = Some(end.last_seq);
+                Some(end)
             }
-            report.journaled_to = Some(inner.item_seq);
-        }
+        };
         report.items = c.items;
         if let Some(counters) = c.counters {
             b.insert(&sp.meta, COUNTERS, counters(&report.pushed));
         }
         b.commit().map_err(db)?;
+        if let Some(end) = log_end {
+            inner.items.committed(end);
+        }
         Ok(report)
     }
 }
@@ -228,6 +231,15 @@ impl Frontier for EmbeddedStore {
             b.commit().map_err(db)?;
         }
         Ok(leases)
+    }
+
+    async fn release(&self, leases: &[LeaseId]) -> Result<(), FrontierError> {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        for &id in leases {
+            inner.table.release(id, now);
+        }
+        Ok(())
     }
 
     async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError> {

@@ -153,7 +153,7 @@ impl EmbeddedStore {
             failures: failures.len(),
             failures_by_kind,
             seen: inner.seen.len(),
-            journal_pending: self.sp.journal.len()?,
+            journal_pending: (inner.items.end().last_seq - crate::journal::consumed_upto(&self.sp)?) as usize,
             counters,
         })
     }

@@ -1,10 +1,10 @@
 //! The item journal and the pipeline's checkpoints.
 //!
-//! `journal` holds items by number until a checkpoint says the sinks have them. `pipeline`
-//! holds `upto` (the last item number a checkpoint covers) and each committed checkpoint
-//! under `cp` + its number; on resume they are folded in order (sink offsets: the last one
-//! wins; processor state: every entry). A checkpoint, its `upto` and the removal of the
-//! journal entries it covers are one atomic write.
+//! The item log (`item_log.rs`) holds items by number until a checkpoint says the sinks have
+//! them. `pipeline` holds `upto` (the last item number a checkpoint covers) and each
+//! committed checkpoint under `cp` + its number; on resume they are folded in order (sink
+//! offsets: the last one wins; processor state: every entry). A checkpoint and its `upto`
+//! are one atomic write; the log files it covers are deleted after it.
 
 use async_trait::async_trait;
 use kumo_core::Item;
@@ -40,17 +40,7 @@ fn err(e: impl std::fmt::Display) -> JournalError {
 impl EmbeddedStore {
     /// Items committed after `upto`, in order.
     pub fn journal_after(&self, upto: u64) -> Result<Vec<(u64, Item)>, StoreError> {
-        let mut out = Vec::new();
-        for kv in self.sp.journal.range(&keys::seq(upto.saturating_add(1))[..]..) {
-            let (k, v) = kv.into_inner()?;
-            let n = keys::parse_u64(&k).unwrap_or(0);
-            let item = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
-                path: self.dir.clone(),
-                detail: format!("journal item {n}: {e}"),
-            })?;
-            out.push((n, item));
-        }
-        Ok(out)
+        self.lock().items.read_after(upto)
     }
 
     fn folded_checkpoints(&self) -> Result<Option<PipelineResume>, StoreError> {
@@ -82,14 +72,12 @@ impl ItemJournal for EmbeddedStore {
         let sp = &self.sp;
         let mut b = self.batch();
         let before = consumed_upto(sp).map_err(err)?;
-        for n in before.saturating_add(1)..=upto {
-            b.remove(&sp.journal, &keys::seq(n)[..]);
-        }
         let value = serde_json::to_vec(&checkpoint).map_err(err)?;
         let mut inner = self.lock();
         inner.state_seq += 1;
         b.insert(&sp.pipeline, cp_key(inner.state_seq), value);
         b.insert(&sp.pipeline, UPTO, &keys::seq(upto.max(before))[..]);
-        b.commit().map_err(err)
+        b.commit().map_err(err)?;
+        inner.items.drop_consumed(upto.max(before)).map_err(err)
     }
 }

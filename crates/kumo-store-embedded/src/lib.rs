@@ -21,6 +21,7 @@ mod frontier;
 mod hosts;
 mod import;
 mod inspect;
+mod item_log;
 mod journal;
 mod keys;
 mod outputs;

@@ -7,9 +7,11 @@
 //! | `hosts` | host id | [`HostRecord`](crate::hosts::HostRecord) |
 //! | `seen` | 128-bit fingerprint | — |
 //! | `failures` | seq | failure record and its request |
-//! | `journal` | seq | an item not yet checkpointed by the pipeline |
 //! | `pipeline` | see `journal.rs` | sink positions and processor state |
-//! | `meta` | name | the crawl's counters, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
+//! | `meta` | name | the crawl's counters, the item log's committed end, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
+//!
+//! Items wait for the pipeline in the item log beside the database (`items/`, see
+//! `item_log.rs`), whose committed end each commit records in `meta`.
 //!
 //! A leased request stays in `queue` until its completion commits, so a lease that was out
 //! when the process died is simply queued again on open.
@@ -24,6 +26,7 @@ use kumo_frontier::schedule::HostTable;
 use kumo_frontier::{ExactSeenSet, Politeness};
 
 use crate::hosts::{Clock, HostRecord};
+use crate::item_log::{ItemLog, LogEnd};
 use crate::{StoreError, dir, keys};
 
 /// How hard a commit pushes its bytes to disk.
@@ -63,13 +66,12 @@ pub(crate) struct Spaces {
     pub hosts: Keyspace,
     pub seen: Keyspace,
     pub failures: Keyspace,
-    pub journal: Keyspace,
     pub pipeline: Keyspace,
 }
 
 impl Spaces {
-    pub fn all(&self) -> [&Keyspace; 7] {
-        [&self.meta, &self.queue, &self.hosts, &self.seen, &self.failures, &self.journal, &self.pipeline]
+    pub fn all(&self) -> [&Keyspace; 6] {
+        [&self.meta, &self.queue, &self.hosts, &self.seen, &self.failures, &self.pipeline]
     }
 }
 
@@ -80,9 +82,10 @@ pub(crate) struct Inner {
     /// Last sequence numbers handed out.
     pub queue_seq: u64,
     pub failure_seq: u64,
-    pub item_seq: u64,
     pub state_seq: u64,
     pub failures: usize,
+    /// The items of committed pages, until the pipeline's checkpoints cover them.
+    pub items: ItemLog,
 }
 
 /// The embedded backend: a [`Frontier`](kumo_frontier::Frontier) whose every commit is one
@@ -132,9 +135,15 @@ impl EmbeddedStore {
             hosts: ks("hosts")?,
             seen: ks("seen")?,
             failures: ks("failures")?,
-            journal: ks("journal")?,
             pipeline: ks("pipeline")?,
         };
+        let log_end = match sp.meta.get(ITEMS_END).map_err(|e| dir::open_error(dir, e))? {
+            None => None,
+            Some(v) => {
+                Some(LogEnd::decode(&v).ok_or_else(|| corrupt(dir, "the item log's end is unreadable"))?)
+            }
+        };
+        let items = ItemLog::open(&dir.join(ITEMS_DIR), log_end, cfg.durability == Durability::Power)?;
         if new {
             dir::mark_ready(dir)?;
         }
@@ -143,9 +152,9 @@ impl EmbeddedStore {
             seen: ExactSeenSet::new(),
             queue_seq: 0,
             failure_seq: 0,
-            item_seq: 0,
             state_seq: 0,
             failures: 0,
+            items,
         };
         let persist = match cfg.durability {
             Durability::Process => PersistMode::Buffer,
@@ -244,23 +253,27 @@ impl EmbeddedStore {
             inner.failures += 1;
         }
         // Read the rest once too, so a damaged block anywhere is found now, not mid-crawl.
-        for ks in [&self.sp.journal, &self.sp.pipeline, &self.sp.meta] {
+        for ks in [&self.sp.pipeline, &self.sp.meta] {
             for kv in ks.iter() {
                 kv.key()?;
             }
         }
-        if let Some(kv) = self.sp.journal.last_key_value() {
-            inner.item_seq = keys::parse_u64(&kv.key()?).unwrap_or(0);
+        let upto = crate::journal::consumed_upto(&self.sp)?;
+        if upto > inner.items.end().last_seq {
+            return Err(corrupt(&self.dir, "the pipeline consumed items the item log never committed"));
         }
-        inner.item_seq = inner.item_seq.max(crate::journal::consumed_upto(&self.sp)?);
+        inner.items.drop_consumed(upto)?;
         inner.state_seq = crate::journal::last_state_seq(&self.sp)?;
         Ok(any || self.sp.meta.get(COUNTERS)?.is_some())
     }
 }
 
 pub(crate) const COUNTERS: &str = "counters";
+/// The item log's committed end ([`LogEnd`]), written with every commit that has items.
+pub(crate) const ITEMS_END: &str = "items_end";
+const ITEMS_DIR: &str = "items";
 const MEMTABLE_BYTES: u64 = 512 * 1024;
-const KEYSPACES: [&str; 7] = ["meta", "queue", "hosts", "seen", "failures", "journal", "pipeline"];
+const KEYSPACES: [&str; 6] = ["meta", "queue", "hosts", "seen", "failures", "pipeline"];
 
 pub(crate) fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
     StoreError::Corrupt { path: dir.into(), detail: detail.into() }
