@@ -64,6 +64,7 @@ pub(crate) fn resolve(
         }
     };
     let options = Url::options().base_url(Some(&base_url)).encoding_override(encoding_override);
+    let origin = SameOrigin::of(&base_url);
 
     let mut links = Vec::with_capacity(hrefs.len());
     // Pages repeat links (navigation, tag lists): a value seen before, byte for byte, resolves
@@ -86,7 +87,7 @@ pub(crate) fn resolve(
         if is_skipped(href) {
             continue;
         }
-        match options.parse(href) {
+        match options.parse(origin.path_of(href).unwrap_or(href)) {
             // The URL parser also drops tabs and newlines inside a scheme, so check it again.
             Ok(url) if NOT_FOLLOWED.contains(&url.scheme()) => {}
             Ok(mut url) => {
@@ -98,6 +99,43 @@ pub(crate) fn resolve(
     }
     dedup(&mut links);
     links
+}
+
+/// The base URL's origin as links spell it out (`http://host:port`, `//host:port`), so that a
+/// link on the same origin is resolved from its path alone: parsing the host again (IP or
+/// domain rules, IDNA) is most of what a full parse costs, and many pages write their own
+/// links absolute.
+struct SameOrigin<'u> {
+    /// `scheme://host[:port]` as serialized; `None` when the shortcut does not apply.
+    absolute: Option<&'u str>,
+}
+
+impl<'u> SameOrigin<'u> {
+    fn of(base: &'u Url) -> Self {
+        // A path-absolute link would inherit the base's user info, an absolute one does not;
+        // and only special schemes parse `\` like `/`, which the check below relies on.
+        let applies = matches!(base.scheme(), "http" | "https")
+            && base.username().is_empty()
+            && base.password().is_none()
+            && base.has_host();
+        SameOrigin { absolute: applies.then(|| &base[..url::Position::BeforePath]) }
+    }
+
+    /// The path-absolute part of `href` when `href` names the base's origin exactly as it is
+    /// serialized (absolute or scheme-relative); resolving that part against the base gives
+    /// the same URL as resolving `href`.
+    fn path_of<'h>(&self, href: &'h str) -> Option<&'h str> {
+        let absolute = self.absolute?;
+        let scheme_relative = &absolute[absolute.find("//")?..];
+        let rest = href.strip_prefix(absolute).or_else(|| href.strip_prefix(scheme_relative))?;
+        let b = rest.as_bytes();
+        // `/` then anything but a second slash (which would make the rest a host); the URL
+        // parser drops tabs and newlines anywhere, so a value with them takes the long way.
+        let plain = b.first() == Some(&b'/')
+            && !matches!(b.get(1), Some(b'/' | b'\\'))
+            && !b.iter().any(|&c| matches!(c, b'\t' | b'\n' | b'\r'));
+        plain.then_some(rest)
+    }
 }
 
 /// Values that are no link to another page: empty, a pure fragment (this page), or a scheme
@@ -197,6 +235,65 @@ mod tests {
         // "€" is in windows-1252; "→" is not.
         assert_eq!(&*encode_query(WINDOWS_1252, "a=€→b"), b"a=\x80%26%238594%3Bb");
         assert_eq!(&*encode_query(SHIFT_JIS, "→"), b"\x81\xA8");
+    }
+
+    #[test]
+    fn same_origin_links_resolve_as_a_full_parse_does() {
+        let bases = ["http://127.0.0.1:8088/dir/page.html?x=1", "https://example.com/a/", "http://u:p@h.test/"];
+        let hrefs = [
+            "http://127.0.0.1:8088/page/1.html",
+            "http://127.0.0.1:8088/a/../b/./c?q=1#f",
+            "//127.0.0.1:8088/page/2.html",
+            "http://127.0.0.1:8088",
+            "http://127.0.0.1:8088?q",
+            "http://127.0.0.1:8088//evil.test/x",
+            "http://127.0.0.1:8088/\\evil.test/x",
+            "http://127.0.0.1:8088/\n/evil.test/x",
+            "http://127.0.0.1:80881/x",
+            "http://127.0.0.1:8088/ sp%20ace/ü?é=1",
+            "https://example.com/x",
+            "https://example.com:443/x",
+            "//example.com//x",
+            "https://example.com/\t/y",
+            "http://h.test/x",
+            "//h.test/x",
+        ];
+        for base in bases {
+            let base = Url::parse(base).unwrap();
+            let origin = SameOrigin::of(&base);
+            let options = Url::options().base_url(Some(&base));
+            for href in hrefs {
+                let full = options.parse(href).map(|u| u.to_string());
+                let short = options.parse(origin.path_of(href).unwrap_or(href)).map(|u| u.to_string());
+                assert_eq!(short, full, "{href} against {base}");
+            }
+        }
+        let base = Url::parse("http://127.0.0.1:8088/").unwrap();
+        let origin = SameOrigin::of(&base);
+        assert_eq!(origin.path_of("http://127.0.0.1:8088/p?q"), Some("/p?q"));
+        assert_eq!(origin.path_of("//127.0.0.1:8088/p"), Some("/p"));
+        assert_eq!(origin.path_of("http://127.0.0.1:8088//p"), None);
+        let with_user = Url::parse("http://u@h.test/").unwrap();
+        assert_eq!(SameOrigin::of(&with_user).path_of("http://u@h.test/p"), None);
+    }
+
+    proptest::proptest! {
+        /// Whatever follows the origin, the shortcut resolves a link as a full parse does.
+        #[test]
+        fn the_same_origin_shortcut_never_changes_a_link(
+            start in proptest::sample::select(vec!["http://127.0.0.1:8088", "//127.0.0.1:8088", "http://127.0.0.1:808"]),
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["/", "//", "\\", "\t", "\n", "\r", "?", "#", "..", ".", "a", "%2F", "ü", " ", ":", "@", "8", "\u{1}"]),
+                0..8,
+            ),
+        ) {
+            let base = Url::parse("http://127.0.0.1:8088/dir/page.html?x=1").unwrap();
+            let href = format!("{start}{}", pieces.concat());
+            let options = Url::options().base_url(Some(&base));
+            let full = options.parse(&href).map(|u| u.to_string());
+            let short = options.parse(SameOrigin::of(&base).path_of(&href).unwrap_or(&href)).map(|u| u.to_string());
+            proptest::prop_assert_eq!(short, full, "{:?}", href);
+        }
     }
 
     #[test]
