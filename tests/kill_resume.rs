@@ -72,7 +72,9 @@ async fn crawl_with_n_kills(args: Vec<String>, cwd: &Path, kills: usize) -> serd
     let mut attempts = 0;
     while killed < kills && attempts < kills * 3 {
         attempts += 1;
-        let after = Duration::from_millis(rng.u64(150..1200));
+        // More kills, shorter runs: a crawl that finishes before the last kill proves less.
+        let upper = (6_000 / kills.max(1) as u64).clamp(400, 1_200);
+        let after = Duration::from_millis(rng.u64(150..upper));
         let (was_killed, out) = run_and_kill(&args, cwd, Some(after)).await;
         if was_killed {
             killed += 1;

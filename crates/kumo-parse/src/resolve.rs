@@ -239,7 +239,8 @@ mod tests {
 
     #[test]
     fn same_origin_links_resolve_as_a_full_parse_does() {
-        let bases = ["http://127.0.0.1:8088/dir/page.html?x=1", "https://example.com/a/", "http://u:p@h.test/"];
+        let bases =
+            ["http://127.0.0.1:8088/dir/page.html?x=1", "https://example.com/a/", "http://u:p@h.test/"];
         let hrefs = [
             "http://127.0.0.1:8088/page/1.html",
             "http://127.0.0.1:8088/a/../b/./c?q=1#f",

@@ -420,3 +420,31 @@ async fn a_state_whose_creation_was_cut_short_is_finished() {
     fs::write(t.path().join("KUMO_STATE.tmp"), "{").unwrap();
     drop(open(t.path()).expect("a new state"));
 }
+
+#[tokio::test]
+async fn a_damaged_item_log_is_refused() {
+    let (_t, probe) = built(true).await;
+    let log = |dir: &Path| dir.join("items").join(format!("{:020}.log", 1));
+    assert_eq!(contents(&open(&probe).unwrap()).await.2, 50, "the items after the checkpoint wait");
+
+    // A flipped byte in an item not yet written out: the resume refuses to replay it.
+    let (_t1, dir) = copy_of(&probe);
+    let mut bytes = fs::read(log(&dir)).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x20;
+    fs::write(log(&dir), &bytes).unwrap();
+    let e = open(&dir).unwrap().resume_point().await.unwrap_err().to_string();
+    assert!(e.contains("checksum") && e.contains("--fresh"), "{e}");
+
+    // Cut shorter than its committed end.
+    let (_t2, dir) = copy_of(&probe);
+    fs::File::options().write(true).open(log(&dir)).unwrap().set_len(n as u64 - 10).unwrap();
+    let e = refused(&dir, &[&log(&dir)]);
+    assert!(e.to_string().contains("shorter than committed"), "{e}");
+
+    // The whole folder gone.
+    let (_t3, dir) = copy_of(&probe);
+    fs::remove_dir_all(dir.join("items")).unwrap();
+    let e = refused(&dir, &[]);
+    assert!(e.to_string().contains("item log folder is missing"), "{e}");
+}
