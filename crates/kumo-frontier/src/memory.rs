@@ -131,11 +131,7 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
     }
 
     async fn release(&self, leases: &[LeaseId]) -> Result<(), FrontierError> {
-        let now = Instant::now();
-        let mut st = self.lock();
-        for &id in leases {
-            st.table.release(id, now);
-        }
+        self.lock().table.release_all(leases, Instant::now());
         Ok(())
     }
 

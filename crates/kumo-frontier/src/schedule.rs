@@ -418,6 +418,13 @@ impl HostTable {
         Ok(out)
     }
 
+    /// [`release`](Self::release) for each of `ids`.
+    pub fn release_all(&mut self, ids: &[LeaseId], now: Instant) {
+        for &id in ids {
+            self.release(id, now);
+        }
+    }
+
     /// Frees the host slot of a lease whose request is back from its host, so the host may
     /// be fetched again before the lease is completed; the lease itself stays out. Unknown
     /// or already released leases are ignored.
