@@ -106,8 +106,9 @@ pub(crate) fn resolve(
 /// domain rules, IDNA) is most of what a full parse costs, and many pages write their own
 /// links absolute.
 struct SameOrigin<'u> {
-    /// `scheme://host[:port]` as serialized; `None` when the shortcut does not apply.
-    absolute: Option<&'u str>,
+    /// `scheme://host[:port]` as serialized and its scheme-relative tail `//host[:port]`;
+    /// `None` when the shortcut does not apply.
+    prefixes: Option<(&'u str, &'u str)>,
 }
 
 impl<'u> SameOrigin<'u> {
@@ -118,15 +119,17 @@ impl<'u> SameOrigin<'u> {
             && base.username().is_empty()
             && base.password().is_none()
             && base.has_host();
-        SameOrigin { absolute: applies.then(|| &base[..url::Position::BeforePath]) }
+        let prefixes = applies
+            .then(|| &base[..url::Position::BeforePath])
+            .and_then(|absolute| Some((absolute, &absolute[absolute.find("//")?..])));
+        SameOrigin { prefixes }
     }
 
     /// The path-absolute part of `href` when `href` names the base's origin exactly as it is
     /// serialized (absolute or scheme-relative); resolving that part against the base gives
     /// the same URL as resolving `href`.
     fn path_of<'h>(&self, href: &'h str) -> Option<&'h str> {
-        let absolute = self.absolute?;
-        let scheme_relative = &absolute[absolute.find("//")?..];
+        let (absolute, scheme_relative) = self.prefixes?;
         let rest = href.strip_prefix(absolute).or_else(|| href.strip_prefix(scheme_relative))?;
         let b = rest.as_bytes();
         // `/` then anything but a second slash (which would make the rest a host); the URL

@@ -28,7 +28,7 @@ const MAGIC: &[u8; 8] = b"KUMOITM1";
 const HEADER: u64 = 16;
 const RECORD_HEADER: usize = 8;
 /// A new file is started once the current one holds this many bytes.
-pub(crate) const ROTATE_AT: u64 = 8 * 1024 * 1024;
+const ROTATE_AT: u64 = 8 * 1024 * 1024;
 
 /// Where the committed log ends, as recorded in the database with each commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,13 +71,14 @@ impl ItemJournal for EmbeddedStore {
     async fn checkpoint(&self, upto: u64, checkpoint: PipelineCheckpoint) -> Result<(), JournalError> {
         let sp = &self.sp;
         let mut b = self.batch();
-        let before = consumed_upto(sp).map_err(err)?;
+        // Checkpoints never move backwards.
+        let upto = upto.max(consumed_upto(sp).map_err(err)?);
         let value = serde_json::to_vec(&checkpoint).map_err(err)?;
         let mut inner = self.lock();
         inner.state_seq += 1;
         b.insert(&sp.pipeline, cp_key(inner.state_seq), value);
-        b.insert(&sp.pipeline, UPTO, &keys::seq(upto.max(before))[..]);
+        b.insert(&sp.pipeline, UPTO, &keys::seq(upto)[..]);
         b.commit().map_err(err)?;
-        inner.items.drop_consumed(upto.max(before)).map_err(err)
+        inner.items.drop_consumed(upto).map_err(err)
     }
 }
