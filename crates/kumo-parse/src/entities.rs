@@ -1,5 +1,5 @@
 //! Decoding HTML character references (`&amp;`, `&#233;`, `&#x2F;`) in attribute values and in
-//! `<title>` text, which lol_html passes through raw.
+//! `<title>` text, which the scan leaves raw.
 //!
 //! The HTML standard names about 2,200 references; links and titles in practice use a handful,
 //! so this knows the basics (`amp lt gt quot apos nbsp`) plus common punctuation, and all

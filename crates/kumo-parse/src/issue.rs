@@ -20,12 +20,6 @@ pub(crate) enum Issue {
         #[source]
         source: url::ParseError,
     },
-    /// lol_html gave up; the links seen before that point are kept.
-    #[error("HTML rewriter stopped early: {0}")]
-    Rewriter(#[from] lol_html::errors::RewritingError),
-    /// A built-in selector failed to parse (a bug; covered by a unit test).
-    #[error("invalid built-in selector: {0}")]
-    Selector(lol_html::errors::SelectorError),
     /// Issues past the per-page cap are counted, not kept.
     #[error("{0} more unparseable links not listed")]
     Suppressed(usize),

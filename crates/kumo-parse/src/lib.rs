@@ -1,6 +1,6 @@
 //! kumo's parsers. Today: the streaming link extractor, the crawler's fast path from a fetched
-//! page to the next requests, built on lol_html (no DOM, one pass, nothing allocated per link
-//! but the resulting [`Url`](url::Url)).
+//! page to the next requests: one pass over the bytes that follows the HTML tokenizer (no DOM,
+//! no tokens, nothing allocated per link but the resulting [`Url`](url::Url)).
 //!
 //! ```
 //! use kumo_parse::extract_links;
@@ -25,6 +25,7 @@ pub mod extract;
 mod issue;
 mod links;
 mod resolve;
+mod scan;
 pub mod sitemap;
 mod title;
 

@@ -20,7 +20,7 @@ const LINEAR_DEDUP_MAX: usize = 32;
 
 /// One page as the resolver reads it.
 pub(crate) struct Page<'a> {
-    /// The bytes lol_html parsed: the body, or its UTF-8 transcoding.
+    /// The bytes scanned: the body, or its UTF-8 transcoding.
     pub(crate) input: &'a [u8],
     /// The encoding of `input`.
     pub(crate) input_encoding: &'static Encoding,

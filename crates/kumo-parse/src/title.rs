@@ -1,8 +1,7 @@
 //! The page title: the text of the first `<title>`, read straight from the input bytes.
 //!
 //! `<title>` content is RCDATA (no tags inside, only character references), so its text runs
-//! from the end of the start tag to the first `</title` end tag; finding that with a byte search
-//! spares lol_html's text-chunk machinery on every page.
+//! from the end of the start tag to the first `</title` end tag, which a byte search finds.
 
 use std::ops::Range;
 
