@@ -93,6 +93,9 @@ pub enum ErrorKind {
     Io,
     /// The storage backend failed.
     Storage,
+    /// A page read only in part: an unparseable link or base URL, an item missing a required
+    /// field (an analyzer's issues; the page itself counts as fetched).
+    Content,
     Other,
 }
 
@@ -110,6 +113,7 @@ impl ErrorKind {
             ErrorKind::InvalidUrl => "invalid-url",
             ErrorKind::Io => "io",
             ErrorKind::Storage => "storage",
+            ErrorKind::Content => "content",
             ErrorKind::Other => "other",
         }
     }

@@ -120,12 +120,16 @@ pub(crate) async fn handle_results(
         }
         let lease = r.lease;
         let completion = match r.outcome {
-            Outcome::Page { status, bytes, discovered, items: mut found, skips } => {
+            Outcome::Page { status, bytes, discovered, items: mut found, skips, errors } => {
                 tally.pages += 1;
                 tally.bytes += bytes;
                 *tally.by_status.entry(status).or_default() += 1;
                 for s in skips {
                     tally.skip(s, 1);
+                }
+                for kind in errors {
+                    tally.error(Stage::Parser, kind);
+                    parts.progress.errors.fetch_add(1, Ordering::Relaxed);
                 }
                 tally.items += found.len() as u64;
                 items.append(&mut found);

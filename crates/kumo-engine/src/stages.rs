@@ -53,6 +53,9 @@ pub(crate) enum Outcome {
         discovered: Vec<(Fingerprint, Request)>,
         items: Vec<Item>,
         skips: Vec<SkipReason>,
+        /// Parser errors met on the page, already on the error stream; counted with the
+        /// page's commit, so a resumed crawl counts them once.
+        errors: Vec<ErrorKind>,
     },
     /// The server answered with a status worth trying again (429, 5xx).
     RetryableStatus {
@@ -287,12 +290,25 @@ impl ParseStage {
         module.counters.accepted();
         let mut discovered = Vec::new();
         let mut skips = Vec::new();
+        let mut errors = Vec::new();
         let analysis = match resp.request.kind {
             RequestKind::Sitemap { nesting } if resp.status.is_success() => {
-                self.sitemap(module, &resp, nesting)
+                self.sitemap(module, &resp, nesting, &mut errors)
             }
             _ => self.analyzer.analyze(&resp),
         };
+        for issue in analysis.issues {
+            self.report(
+                CrawlError {
+                    stage: Stage::Parser,
+                    kind: ErrorKind::Content,
+                    module: Some(module.id.clone()),
+                    url: Some(resp.url.to_string()),
+                    message: issue,
+                },
+                &mut errors,
+            );
+        }
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
         }
@@ -306,44 +322,58 @@ impl ParseStage {
             Some(Ok(target)) => {
                 admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
             }
-            Some(Err(e)) => self.report(CrawlError {
-                stage: Stage::Parser,
-                kind: ErrorKind::BadRedirect,
-                module: Some(module.id.clone()),
-                url: Some(resp.url.to_string()),
-                message: format!("bad Location header: {e}"),
-            }),
+            Some(Err(e)) => self.report(
+                CrawlError {
+                    stage: Stage::Parser,
+                    kind: ErrorKind::BadRedirect,
+                    module: Some(module.id.clone()),
+                    url: Some(resp.url.to_string()),
+                    message: format!("bad Location header: {e}"),
+                },
+                &mut errors,
+            ),
             None => {}
         }
         module.counters.finished(true);
         let bytes = resp.body.len() as u64;
-        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips }, None)
+        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors }, None)
     }
 }
 
 impl ParseStage {
     /// A parser error goes to the listeners as well as the error stream, as the scheduler's
-    /// fetch failures do: a listener must not miss what the stream shows.
-    fn report(&self, error: CrawlError) {
+    /// fetch failures do: a listener must not miss what the stream shows. Its kind joins
+    /// `errors`, the page's list for the summary.
+    fn report(&self, error: CrawlError, errors: &mut Vec<ErrorKind>) {
+        errors.push(error.kind);
         self.cfg.listeners.error(&error);
         self.errors.send(error);
     }
 
     /// A sitemap's entries as requests: pages (with the sitemap's priority and lastmod kept)
     /// or, from an index, more sitemaps, at most `MAX_SITEMAP_NESTING` indexes deep.
-    fn sitemap(&self, module: &AnalyzerModule, resp: &Response, nesting: u8) -> Analysis {
+    fn sitemap(
+        &self,
+        module: &AnalyzerModule,
+        resp: &Response,
+        nesting: u8,
+        errors: &mut Vec<ErrorKind>,
+    ) -> Analysis {
         let mut out = Analysis::default();
         out.items.push(crate::analyze::page_record(resp, None));
         let map = match kumo_parse::parse_sitemap(&resp.body, &resp.url) {
             Ok(m) => m,
             Err(e) => {
-                self.report(CrawlError {
-                    stage: Stage::Parser,
-                    kind: ErrorKind::Decode,
-                    module: Some(module.id.clone()),
-                    url: Some(resp.url.to_string()),
-                    message: e.to_string(),
-                });
+                self.report(
+                    CrawlError {
+                        stage: Stage::Parser,
+                        kind: ErrorKind::Decode,
+                        module: Some(module.id.clone()),
+                        url: Some(resp.url.to_string()),
+                        message: e.to_string(),
+                    },
+                    errors,
+                );
                 return out;
             }
         };

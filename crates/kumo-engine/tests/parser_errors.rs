@@ -1,5 +1,6 @@
 //! The parser stage's own errors — a redirect whose `Location` is no URL, a sitemap that does
-//! not decode — reach `Listener::error` as well as the error stream, one call each.
+//! not decode, a link that does not parse — reach `Listener::error` as well as the error
+//! stream, one call each, and the summary counts them by kind.
 
 mod common;
 
@@ -36,14 +37,15 @@ fn summary_of(errors: &[CrawlError]) -> Vec<(Stage, ErrorKind, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_redirects_and_broken_sitemaps_reach_the_listener() {
+async fn bad_redirects_broken_sitemaps_and_bad_links_reach_the_listener_and_the_summary() {
     let not_a_sitemap = Fixture {
         headers: vec![("content-type".into(), "application/xml".into())],
         body: Bytes::from_static(b"<?xml version=\"1.0\"?><feed><entry/></feed>"),
         ..Fixture::default()
     };
     let server = ServerBuilder::new()
-        .fixture("/", Fixture::html(r#"<a href="/moved">moved</a>"#))
+        // `http://[::1` is no URL: the page is read, its bad link reported.
+        .fixture("/", Fixture::html(r#"<a href="/moved">moved</a><a href="http://[::1/x">bad</a>"#))
         // `http://[::1` is no URL (the IPv6 address is not closed): a bad redirect.
         .fixture("/moved", Fixture::redirect(302, "http://[::1"))
         .fixture("/sitemap.xml", not_a_sitemap)
@@ -74,6 +76,7 @@ async fn bad_redirects_and_broken_sitemaps_reach_the_listener() {
     let mut expected = vec![
         (Stage::Parser, ErrorKind::BadRedirect, "/moved".to_string()),
         (Stage::Parser, ErrorKind::Decode, "/sitemap.xml".to_string()),
+        (Stage::Parser, ErrorKind::Content, "/".to_string()),
     ];
     expected.sort();
     assert_eq!(summary_of(&heard), expected, "listener: {heard:?}");
@@ -82,4 +85,12 @@ async fn bad_redirects_and_broken_sitemaps_reach_the_listener() {
     assert!(redirect.message.starts_with("bad Location header"), "{redirect}");
     let sitemap = heard.iter().find(|e| e.kind == ErrorKind::Decode).unwrap();
     assert!(sitemap.message.contains("not a sitemap"), "{sitemap}");
+    let link = heard.iter().find(|e| e.kind == ErrorKind::Content).unwrap();
+    assert!(link.message.starts_with("unparseable link \"http://[::1/x\""), "{link}");
+    let counted: Vec<(&str, u64)> = summary.errors.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+    assert_eq!(
+        counted,
+        [("parser:bad-redirect", 1), ("parser:content", 1), ("parser:decode", 1)],
+        "{summary}"
+    );
 }
