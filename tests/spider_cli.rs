@@ -1,5 +1,6 @@
-//! `kumo crawl FILE.toml` end to end: the quotes example against the quotes site, and a bad
-//! spider file's error naming line and field.
+//! `kumo crawl FILE.toml` end to end: the quotes example against the quotes site, a bad
+//! spider file's error naming line and field, and command-line options a spider file does
+//! not take refused by name.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -51,4 +52,22 @@ fn a_bad_spider_file_names_the_line_and_the_field() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.toml:4:1") && stderr.contains("unknown field `colour`"), "{stderr}");
+}
+
+#[test]
+fn options_a_spider_file_does_not_take_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("site.toml");
+    // The seed is never contacted: the options are checked first.
+    std::fs::write(&file, "[[site]]\nname = \"x\"\nseeds = [\"http://127.0.0.1:1/\"]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kumo"))
+        .current_dir(dir.path())
+        .args(["crawl", file.to_str().unwrap(), "--max-pages", "5", "-o", "x.jsonl", "--memory"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--output, --max-pages do not apply to a spider file"), "{stderr}");
+    assert!(stderr.contains("site.toml's [[site]] tables"), "{stderr}");
+    assert!(!dir.path().join("x.jsonl").exists(), "nothing was written");
 }

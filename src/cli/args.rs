@@ -257,6 +257,10 @@ pub struct CrawlArgs {
     pub seed_base: Option<String>,
     #[command(flatten)]
     pub state: StateArgs,
+    /// The options given on the command line (long names), for the checks that depend on
+    /// what was asked for rather than on values: a spider file takes only a few.
+    #[arg(skip)]
+    pub given: Vec<String>,
 }
 
 /// Where the crawl's state lives. By default in `.kumo/state/NAME` (NAME from the start URLs),
@@ -323,4 +327,16 @@ pub struct TestsiteArgs {
     /// Keep no request log (for benchmarks).
     #[arg(long)]
     pub no_record: bool,
+}
+
+/// The long names of the options of a parsed subcommand that came from the command line (not
+/// from defaults), e.g. `max-pages`; positional arguments are left out.
+pub fn given_options(cmd: &clap::Command, matches: &clap::ArgMatches) -> Vec<String> {
+    cmd.get_arguments()
+        .filter(|arg| !arg.is_positional())
+        .filter(|arg| {
+            matches.value_source(arg.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .filter_map(|arg| arg.get_long().map(str::to_owned))
+        .collect()
 }

@@ -18,12 +18,19 @@ mod testsite;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cmd = Cli::command();
+    let matches = cmd.clone().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Command::Crawl(a), Some(("crawl", m)), Some(sub)) =
+        (&mut cli.command, matches.subcommand(), cmd.find_subcommand("crawl"))
+    {
+        a.given = args::given_options(sub, m);
+    }
     logging::init(cli.verbose, cli.quiet);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

@@ -19,7 +19,31 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
     }
 }
 
+/// The `kumo crawl` options a spider file run uses; the others are settings the file makes
+/// per site.
+const SPIDER_FILE_OPTIONS: [&str; 7] =
+    ["state", "memory", "fresh", "fsync", "summary-json", "no-progress", "seed-base"];
+
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
+    // Ignoring an option the user typed would crawl other than asked (no page limit, another
+    // output): refuse it, and say where the setting goes.
+    let misplaced: Vec<String> = a
+        .given
+        .iter()
+        .filter(|o| !SPIDER_FILE_OPTIONS.contains(&o.as_str()))
+        .map(|o| format!("--{o}"))
+        .collect();
+    if !misplaced.is_empty() {
+        anyhow::bail!(
+            "{} {} not apply to a spider file: set {} in {}'s [[site]] tables \
+             (a spider file run takes only --{})",
+            misplaced.join(", "),
+            if misplaced.len() == 1 { "does" } else { "do" },
+            if misplaced.len() == 1 { "it" } else { "them" },
+            file.display(),
+            SPIDER_FILE_OPTIONS.join(", --"),
+        );
+    }
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts)?;
     let mut jobs = Vec::new();
