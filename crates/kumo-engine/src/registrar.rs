@@ -10,6 +10,7 @@
 //! them, general or not; it never goes direct.
 
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use kumo_core::{CounterSnapshot, ModuleId, ModuleSummary};
 use kumo_downloader::Downloader;
@@ -18,7 +19,8 @@ use kumo_downloader::Downloader;
 #[derive(Debug, Clone, Copy)]
 pub struct DownloaderLoad {
     pub counts: CounterSnapshot,
-    /// Recent failures, decayed: each outcome multiplies it by 0.9, each failure adds 1.
+    /// Recent failures, decayed: each outcome multiplies it by 0.9, each failure adds 1, and
+    /// it halves every [`ERROR_HALF_LIFE`] besides.
     pub recent_errors: f64,
 }
 
@@ -30,10 +32,30 @@ pub fn default_score(load: &DownloaderLoad) -> u64 {
     load.counts.handling * 4 + (load.recent_errors * 64.0) as u64
 }
 
+/// How fast recent errors fade with time alone. Decay by outcomes only would leave a
+/// downloader that failed a while ago with its bad score for good: it is not picked, so it
+/// has no outcomes to decay by. With time it comes back and is tried again.
+pub const ERROR_HALF_LIFE: Duration = Duration::from_secs(30);
+
+/// Recent failures as of a moment.
+#[derive(Clone, Copy)]
+struct RecentErrors {
+    value: f64,
+    at: Instant,
+}
+
+impl RecentErrors {
+    /// The value at `now`, faded by the time since `at`.
+    fn at(&self, now: Instant) -> f64 {
+        let halves = now.saturating_duration_since(self.at).as_secs_f64() / ERROR_HALF_LIFE.as_secs_f64();
+        self.value * 0.5f64.powf(halves)
+    }
+}
+
 /// One registered downloader.
 pub struct Registered {
     pub downloader: Downloader,
-    recent_errors: Mutex<f64>,
+    recent_errors: Mutex<RecentErrors>,
     /// Takes requests whose rule names no proxy.
     general: bool,
 }
@@ -41,8 +63,10 @@ pub struct Registered {
 impl Registered {
     /// Records the outcome of one fetch for the score.
     pub fn record(&self, ok: bool) {
+        let now = Instant::now();
         let mut e = self.recent_errors.lock().unwrap_or_else(|p| p.into_inner());
-        *e = *e * 0.9 + if ok { 0.0 } else { 1.0 };
+        let value = e.at(now) * 0.9 + if ok { 0.0 } else { 1.0 };
+        *e = RecentErrors { value, at: now };
     }
 
     /// Whether it goes through one of `proxies` (as limit rules write them).
@@ -59,7 +83,7 @@ impl Registered {
     pub fn load(&self) -> DownloaderLoad {
         DownloaderLoad {
             counts: self.downloader.counters().snapshot(),
-            recent_errors: *self.recent_errors.lock().unwrap_or_else(|p| p.into_inner()),
+            recent_errors: self.recent_errors.lock().unwrap_or_else(|p| p.into_inner()).at(Instant::now()),
         }
     }
 }
@@ -212,5 +236,51 @@ impl Registrar {
 }
 
 fn wrap(downloader: Downloader, general: bool) -> Arc<Registered> {
-    Arc::new(Registered { downloader, recent_errors: Mutex::new(0.0), general })
+    let none = RecentErrors { value: 0.0, at: Instant::now() };
+    Arc::new(Registered { downloader, recent_errors: Mutex::new(none), general })
+}
+
+#[cfg(test)]
+mod tests {
+    use kumo_downloader::DownloaderConfig;
+
+    use super::*;
+
+    fn registrar_of_two() -> Registrar {
+        let d = |serial| Downloader::new(serial, DownloaderConfig::default()).expect("downloader");
+        Registrar::new(vec![d(1), d(2)])
+    }
+
+    /// Moves every recorded error of `r` back in time by `ago`.
+    fn age(r: &Registered, ago: Duration) {
+        let mut e = r.recent_errors.lock().unwrap();
+        e.at = e.at.checked_sub(ago).expect("the machine has been up longer than that");
+    }
+
+    #[test]
+    fn recent_errors_halve_every_half_life() {
+        let now = Instant::now();
+        let e = RecentErrors { value: 8.0, at: now };
+        assert_eq!(e.at(now), 8.0);
+        assert!((e.at(now + ERROR_HALF_LIFE) - 4.0).abs() < 1e-9);
+        assert!((e.at(now + ERROR_HALF_LIFE * 3) - 1.0).abs() < 1e-9);
+        // A moment before `at` (another thread's record) counts as no time at all.
+        assert_eq!(RecentErrors { value: 2.0, at: now + ERROR_HALF_LIFE }.at(now), 2.0);
+    }
+
+    #[test]
+    fn a_failing_downloader_is_left_alone_then_tried_again_once_its_errors_fade() {
+        let registrar = registrar_of_two();
+        let first = registrar.pick();
+        for _ in 0..5 {
+            first.record(false);
+        }
+        let other = registrar.pick();
+        assert_ne!(other.downloader.id(), first.downloader.id(), "the failing one is left alone");
+        // Nothing is recorded for ten half-lives: the first one's errors are all but gone, so
+        // it wins the tie again (the first on ties) and is tried.
+        age(&first, ERROR_HALF_LIFE * 10);
+        assert!(first.load().recent_errors < 0.01, "{}", first.load().recent_errors);
+        assert_eq!(registrar.pick().downloader.id(), first.downloader.id());
+    }
 }
