@@ -441,6 +441,13 @@ pub(crate) async fn run(
     parts.put_pipeline(pipeline);
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
+    // The cookie jar saves inside the downloaders, away from the error stream: what failed is
+    // counted here, for this run.
+    let cookie_save_errors = cfg.downloader.cookie_jar.as_ref().map_or(0, |jar| jar.save_errors());
+    if cookie_save_errors > 0 {
+        *tally.errors.entry(format!("{}:{}", Stage::Downloader, ErrorKind::Storage)).or_default() +=
+            cookie_save_errors;
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let summary = Summary {
         status: Status::Stopped,

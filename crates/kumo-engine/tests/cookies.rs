@@ -1,6 +1,6 @@
 //! The crawl's cookie jar: one for all its downloaders (a cookie set through one proxy is sent
 //! through the others), kept in the engine's cookie storage so a later engine on the same
-//! storage sends it too.
+//! storage sends it too; a storage that cannot save is counted in the summary.
 
 mod common;
 
@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use common::{config, frontier};
-use kumo_core::{CookieStorage, MemoryCookieStorage};
+use kumo_core::{CookieStorage, CookieStorageError, MemoryCookieStorage, StoredCookie};
 use kumo_engine::Engine;
 use kumo_pipeline::CollectSink;
 use kumo_testsite::{Fixture, ForwardProxy, ServerBuilder, TestServer};
@@ -61,4 +61,32 @@ async fn all_downloaders_share_one_jar_kept_in_the_storage() {
     run(cfg, storage).await;
     let later = server.hits().into_iter().find(|h| h.target == "/later").unwrap();
     assert_eq!(later.cookie.as_deref(), Some("sid=1"));
+}
+
+/// A cookie storage whose disk is gone: it loads nothing and every save fails.
+struct Unsaveable;
+
+impl CookieStorage for Unsaveable {
+    fn load(&self) -> Result<Vec<StoredCookie>, CookieStorageError> {
+        Ok(Vec::new())
+    }
+
+    fn save(&self, _: &[StoredCookie]) -> Result<(), CookieStorageError> {
+        Err(CookieStorageError::Storage("disk gone".into()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cookies_that_cannot_be_saved_are_counted_and_still_sent() {
+    let server = site(3).await;
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    let summary = run(cfg, Arc::new(Unsaveable)).await;
+    assert_eq!(summary.by_status[&200], 4);
+    assert_eq!(summary.errors.get("downloader:storage"), Some(&1), "{summary}");
+    let hits = server.hits();
+    assert!(
+        hits.iter().filter(|h| h.target != "/").all(|h| h.cookie.as_deref() == Some("sid=1")),
+        "the jar in memory still sends it"
+    );
 }
