@@ -6,6 +6,8 @@
 //! optionally sort query pairs and remove listed parameters (tracking noise such as `utm_source`).
 //! The canonical string is only used for fingerprints; the crawler still fetches the URL as found.
 
+use std::fmt::Write as _;
+
 use url::Url;
 
 /// Settings for [`canonicalize`]. The default keeps query order and all parameters, which is
@@ -35,8 +37,8 @@ pub fn canonicalize(url: &Url, opts: &CanonicalOptions) -> String {
         out.push_str(host);
     }
     if let Some(port) = url.port() {
-        out.push(':');
-        out.push_str(&port.to_string());
+        // Formatting into a String cannot fail.
+        let _ = write!(out, ":{port}");
     }
     normalize_escapes(url.path(), &mut out);
     if let Some(query) = url.query() {
@@ -65,39 +67,33 @@ pub fn canonicalize(url: &Url, opts: &CanonicalOptions) -> String {
 }
 
 /// Copies `s`, decoding `%XX` escapes of unreserved characters and upper-casing the hex digits
-/// of all other escapes, so `%7e`, `%7E` and `~` compare equal.
+/// of all other escapes, so `%7e`, `%7E` and `~` compare equal. Text between escapes is copied
+/// in runs.
 fn normalize_escapes(s: &str, out: &mut String) {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+    let mut rest = s;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let b = rest.as_bytes();
+        if let (Some(h), Some(l)) = (b.get(at + 1).and_then(|&c| hex(c)), b.get(at + 2).and_then(|&c| hex(c)))
         {
             let v = h * 16 + l;
             if v.is_ascii_alphanumeric() || matches!(v, b'-' | b'.' | b'_' | b'~') {
                 out.push(v as char);
             } else {
                 out.push('%');
-                out.push(b[i + 1].to_ascii_uppercase() as char);
-                out.push(b[i + 2].to_ascii_uppercase() as char);
+                out.push(b[at + 1].to_ascii_uppercase() as char);
+                out.push(b[at + 2].to_ascii_uppercase() as char);
             }
-            i += 3;
-            continue;
-        }
-        // A `%` that starts no escape is written as `%25`: left bare, a decoded character
-        // after it could complete an escape (`%0%61` → `%0a`) and canonical forms would not
-        // be stable.
-        if b[i] == b'%' {
+            rest = &rest[at + 3..];
+        } else {
+            // A `%` that starts no escape is written as `%25`: left bare, a decoded character
+            // after it could complete an escape (`%0%61` → `%0a`) and canonical forms would not
+            // be stable.
             out.push_str("%25");
-            i += 1;
-            continue;
+            rest = &rest[at + 1..];
         }
-        // `s` comes from a parsed Url, so it is ASCII; copy one char at a time regardless.
-        let ch = s[i..].chars().next().unwrap_or('\u{fffd}');
-        out.push(ch);
-        i += ch.len_utf8();
     }
+    out.push_str(rest);
 }
 
 fn hex(c: u8) -> Option<u8> {
@@ -137,6 +133,7 @@ mod tests {
         assert_eq!(canon("http://h/?q=a%2bb"), "http://h/?q=a%2Bb");
         assert_eq!(canon("http://h/%"), "http://h/%25");
         assert_eq!(canon("http://h/%4"), "http://h/%254");
+        assert_eq!(canon("http://h/%4g%%41%c3%a9"), "http://h/%254g%25A%C3%A9");
         assert_eq!(canon("http://h/%0%61"), canon(&canon("http://h/%0%61")), "stable");
     }
 
