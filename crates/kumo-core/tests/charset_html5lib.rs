@@ -11,7 +11,14 @@
 use encoding_rs::{Encoding, WINDOWS_1252};
 use kumo_core::charset::{PRESCAN_LIMIT, prescan};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata/html5lib-encoding/");
+/// The vectors' folder: under `$KUMO_TESTDATA`, else under `shared/testdata` beside the
+/// repository.
+fn dir() -> std::path::PathBuf {
+    let testdata = std::env::var_os("KUMO_TESTDATA").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata"))
+    });
+    testdata.join("html5lib-encoding")
+}
 
 struct Case {
     file: &'static str,
@@ -37,8 +44,8 @@ const NEEDS_FULL_PARSER: &[(&str, usize)] = &[
 ];
 
 fn load(file: &'static str) -> Vec<Case> {
-    let path = format!("{DIR}{file}");
-    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    let path = dir().join(file);
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut cases = Vec::new();
     let mut lines = raw.split(|&b| b == b'\n').peekable();
     while let Some(line) = lines.next() {

@@ -8,15 +8,22 @@ use kumo_core::charset::{self, Source};
 use kumo_parse::{PageLinks, extract_links};
 use url::Url;
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata/linkextractor/");
+/// The vectors' folder: under `$KUMO_TESTDATA`, else under `shared/testdata` beside the
+/// repository.
+fn dir() -> std::path::PathBuf {
+    let testdata = std::env::var_os("KUMO_TESTDATA").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata"))
+    });
+    testdata.join("linkextractor")
+}
 
 fn page_url() -> Url {
     Url::parse("http://example.com/sample.html").expect("valid page URL")
 }
 
 fn read(name: &str) -> Vec<u8> {
-    let path = format!("{DIR}{name}");
-    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"))
+    let path = dir().join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 /// Detects the encoding as the crawler would (no Content-Type), checks it, and extracts.
