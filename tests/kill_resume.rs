@@ -72,8 +72,9 @@ async fn crawl_with_n_kills(args: Vec<String>, cwd: &Path, kills: usize) -> serd
     let mut attempts = 0;
     while killed < kills && attempts < kills * 3 {
         attempts += 1;
-        // More kills, shorter runs: a crawl that finishes before the last kill proves less.
-        let upper = (6_000 / kills.max(1) as u64).clamp(400, 1_200);
+        // More kills, shorter runs: a crawl that finishes before the last kill proves less. The
+        // spider-file crawl takes about 2 s whole, so even 3 runs must stay well under that.
+        let upper = (2_400 / kills.max(1) as u64).clamp(300, 800);
         let after = Duration::from_millis(rng.u64(150..upper));
         let (was_killed, out) = run_and_kill(&args, cwd, Some(after)).await;
         if was_killed {

@@ -4,7 +4,8 @@
 //! It follows the HTML tokenizer wherever that decides what is a tag: comments, doctypes,
 //! CDATA in SVG and MathML, attribute quoting, raw-text and RCDATA elements, script data with
 //! its escapes, `<plaintext>`. Of tree construction it keeps only the namespace changes that
-//! decide those (see [`tree`]). Everything else about a tag is skipped over.
+//! decide those (see [`tree`]). Everything else about a tag is skipped over. Scripting is off,
+//! as for any client that runs no scripts, so links inside `<noscript>` are found.
 //!
 //! Why not lol_html, which kumo used before: its selector engine keeps a stack of every open
 //! element, with hash-map updates per tag, to support combinators a link scan never asks for.
@@ -172,10 +173,17 @@ mod tests {
     #[test]
     fn no_links_inside_comments_or_raw_text() {
         let html = r#"<!-- <a href=1> --><script>"<a href=2>"</script><style><a href=3></style>
-            <textarea><a href=4></textarea><title><a href=5></title><noscript><a href=6></noscript>
+            <textarea><a href=4></textarea><title><a href=5></title><noembed><a href=6></noembed>
             <iframe><a href=7></iframe><xmp><a href=8></xmp><?x <a href=9>?><!x <a href=10>>
             </p <a href=11>><a href=ok>"#;
         assert_eq!(links(html), ["ok"]);
+    }
+
+    #[test]
+    fn links_inside_noscript_are_found() {
+        let html = "<head><noscript><link rel=next href=n1></noscript></head>\
+                    <body><noscript><a href=n2><style>x</style></noscript><a href=n3>";
+        assert_eq!(links(html), ["n1", "n2", "n3"]);
     }
 
     #[test]

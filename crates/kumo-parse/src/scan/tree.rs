@@ -109,11 +109,12 @@ impl Tree {
     }
 }
 
-/// How an HTML start tag switches the tokenizer (scripting on, as in browsers: `<noscript>`
-/// is raw text).
+/// How an HTML start tag switches the tokenizer. Scripting is off, as for any client that runs
+/// no scripts: `<noscript>` content is markup, so the links a site keeps there for such
+/// clients (often its pagination) are found. A browser with scripting on reads it as raw text.
 fn text_after(name: &[u8]) -> Text {
     match name {
-        b"title" | b"textarea" | b"style" | b"iframe" | b"xmp" | b"noembed" | b"noframes" | b"noscript" => {
+        b"title" | b"textarea" | b"style" | b"iframe" | b"xmp" | b"noembed" | b"noframes" => {
             Text::RawUntilEndTag
         }
         b"script" => Text::Script,
@@ -193,6 +194,7 @@ mod tests {
         assert!(!t.in_foreign());
         assert_eq!(start(&mut t, "script"), Text::Script);
         assert_eq!(start(&mut t, "plaintext"), Text::Plain);
+        assert_eq!(start(&mut t, "noscript"), Text::Data, "scripting is off");
     }
 
     #[test]
