@@ -30,7 +30,12 @@ pub(crate) struct Tally {
 
 impl Tally {
     pub fn error(&mut self, stage: Stage, kind: ErrorKind) {
-        *self.errors.entry(format!("{stage}:{kind}")).or_default() += 1;
+        self.errors_of(stage, kind, 1);
+    }
+
+    /// Counts `n` errors of one stage and kind at once.
+    pub fn errors_of(&mut self, stage: Stage, kind: ErrorKind, n: u64) {
+        *self.errors.entry(format!("{stage}:{kind}")).or_default() += n;
     }
 
     pub fn skip(&mut self, reason: SkipReason, n: u64) {

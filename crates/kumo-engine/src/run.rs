@@ -445,8 +445,7 @@ pub(crate) async fn run(
     // counted here, for this run.
     let cookie_save_errors = cfg.downloader.cookie_jar.as_ref().map_or(0, |jar| jar.save_errors());
     if cookie_save_errors > 0 {
-        *tally.errors.entry(format!("{}:{}", Stage::Downloader, ErrorKind::Storage)).or_default() +=
-            cookie_save_errors;
+        tally.errors_of(Stage::Downloader, ErrorKind::Storage, cookie_save_errors);
     }
     let elapsed = started.elapsed().as_secs_f64();
     let summary = Summary {

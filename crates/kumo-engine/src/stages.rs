@@ -298,16 +298,7 @@ impl ParseStage {
             _ => self.analyzer.analyze(&resp),
         };
         for issue in analysis.issues {
-            self.report(
-                CrawlError {
-                    stage: Stage::Parser,
-                    kind: ErrorKind::Content,
-                    module: Some(module.id.clone()),
-                    url: Some(resp.url.to_string()),
-                    message: issue,
-                },
-                &mut errors,
-            );
+            self.report(module, &resp, ErrorKind::Content, issue, &mut errors);
         }
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
@@ -322,16 +313,10 @@ impl ParseStage {
             Some(Ok(target)) => {
                 admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
             }
-            Some(Err(e)) => self.report(
-                CrawlError {
-                    stage: Stage::Parser,
-                    kind: ErrorKind::BadRedirect,
-                    module: Some(module.id.clone()),
-                    url: Some(resp.url.to_string()),
-                    message: format!("bad Location header: {e}"),
-                },
-                &mut errors,
-            ),
+            Some(Err(e)) => {
+                let message = format!("bad Location header: {e}");
+                self.report(module, &resp, ErrorKind::BadRedirect, message, &mut errors)
+            }
             None => {}
         }
         module.counters.finished(true);
@@ -341,11 +326,25 @@ impl ParseStage {
 }
 
 impl ParseStage {
-    /// A parser error goes to the listeners as well as the error stream, as the scheduler's
-    /// fetch failures do: a listener must not miss what the stream shows. Its kind joins
-    /// `errors`, the page's list for the summary.
-    fn report(&self, error: CrawlError, errors: &mut Vec<ErrorKind>) {
-        errors.push(error.kind);
+    /// A parser error on `resp` goes to the listeners as well as the error stream, as the
+    /// scheduler's fetch failures do: a listener must not miss what the stream shows. Its kind
+    /// joins `errors`, the page's list for the summary.
+    fn report(
+        &self,
+        module: &AnalyzerModule,
+        resp: &Response,
+        kind: ErrorKind,
+        message: String,
+        errors: &mut Vec<ErrorKind>,
+    ) {
+        errors.push(kind);
+        let error = CrawlError {
+            stage: Stage::Parser,
+            kind,
+            module: Some(module.id.clone()),
+            url: Some(resp.url.to_string()),
+            message,
+        };
         self.cfg.listeners.error(&error);
         self.errors.send(error);
     }
@@ -364,16 +363,7 @@ impl ParseStage {
         let map = match kumo_parse::parse_sitemap(&resp.body, &resp.url) {
             Ok(m) => m,
             Err(e) => {
-                self.report(
-                    CrawlError {
-                        stage: Stage::Parser,
-                        kind: ErrorKind::Decode,
-                        module: Some(module.id.clone()),
-                        url: Some(resp.url.to_string()),
-                        message: e.to_string(),
-                    },
-                    errors,
-                );
+                self.report(module, resp, ErrorKind::Decode, e.to_string(), errors);
                 return out;
             }
         };
