@@ -3,7 +3,7 @@
 //! from Rust.
 //!
 //! ```sh
-//! kumo testsite --dir ../shared/testdata/quotes-site --port 8000 &
+//! kumo testsite --dir testdata/quotes-site --port 8000 &
 //! cargo run --example quotes_callbacks -- http://127.0.0.1:8000/
 //! ```
 //!

@@ -2,16 +2,11 @@
 # The one test command (README, and what CI runs): installs what the tests need when it is
 # missing, then checks formatting and lints, then runs every test of the workspace.
 #
-# Needs: the Rust toolchain, and `shared/testdata` beside the repository (or KUMO_TESTDATA
-# pointing at a copy). Tests start their own servers on 127.0.0.1; nothing else is contacted.
+# Needs: the Rust toolchain. The test data is in the repository (`testdata/`; KUMO_TESTDATA
+# points the tests at another copy). Tests start their own servers on 127.0.0.1; nothing else
+# is contacted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-# Test data: the quotes site and vectors live in shared/testdata beside the checkout.
-if [[ -z "${KUMO_TESTDATA:-}" && ! -d ../shared/testdata/quotes-site ]]; then
-  echo "error: ../shared/testdata is missing (set KUMO_TESTDATA to its path)" >&2
-  exit 2
-fi
 
 # PostgreSQL server binaries: the sink tests start a throwaway server from them (Debian keeps
 # them in /usr/lib/postgresql/N/bin, off PATH). The tests fail, never skip, without them.

@@ -13,7 +13,7 @@ fn root() -> PathBuf {
 }
 
 fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/testdata"))
+    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

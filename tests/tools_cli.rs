@@ -13,7 +13,7 @@ fn root() -> PathBuf {
 }
 
 fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/testdata"))
+    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
 }
 
 async fn quotes_site() -> TestServer {

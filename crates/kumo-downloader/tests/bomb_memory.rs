@@ -20,7 +20,7 @@ fn peak_rss() -> u64 {
 async fn bombs_stay_within_the_cap() {
     let dir = std::env::var("KUMO_TESTDATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata")));
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")));
     let bombs = [
         ("bomb-gzip.bin", "gzip"),
         ("bomb-deflate.bin", "deflate"),

@@ -12,7 +12,7 @@ use kumo_testsite::{Fixture, ServerBuilder};
 fn compressed(name: &str) -> Bytes {
     let dir = std::env::var("KUMO_TESTDATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata")));
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")));
     Bytes::from(std::fs::read(dir.join("compressed").join(name)).expect("test vector"))
 }
 

@@ -1,4 +1,4 @@
-//! A crawl of the quotes site snapshot (`shared/testdata/quotes-site`) served from disk:
+//! A crawl of the quotes site snapshot (`testdata/quotes-site`) served from disk:
 //! 214 pages, 51 redirects, nothing fetched from the external sites it links to.
 
 mod common;
@@ -14,7 +14,7 @@ fn testdata() -> PathBuf {
     if let Ok(p) = std::env::var("KUMO_TESTDATA") {
         return PathBuf::from(p);
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

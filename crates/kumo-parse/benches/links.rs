@@ -1,5 +1,5 @@
 //! Throughput of `extract_links` on (a) a synthetic ~12 KB product page with 20 links, shaped
-//! like the pages of `shared/bench/gen_site.py`, and (b) the quotes-site front page; plus, for
+//! like the pages of `bench/gen_site.py`, and (b) the quotes-site front page; plus, for
 //! reference, lol_html alone on page (a), the library the extractor was built on before its own
 //! scan replaced it.
 
@@ -164,7 +164,7 @@ fn bench_links(c: &mut Criterion) {
         });
     });
 
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata/quotes-site/index.html");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/quotes-site/index.html");
     match std::fs::read(path) {
         Ok(quotes) => {
             let url = Url::parse("http://quotes.toscrape.com/").expect("valid URL");

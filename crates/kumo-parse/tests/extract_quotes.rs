@@ -1,4 +1,4 @@
-//! Extraction models on fixed pages of the quotes site snapshot (`shared/testdata/quotes-site`):
+//! Extraction models on fixed pages of the quotes site snapshot (`testdata/quotes-site`):
 //! the output is pinned by insta snapshots, and what must hold whatever the snapshot says (CSS
 //! and XPath agree, counts, validity) is asserted directly.
 
@@ -9,11 +9,11 @@ use kumo_parse::extract::{Extraction, Field, Model, Take, extract_all};
 use serde_json::{Value, json};
 use url::Url;
 
-/// The shared test data: `$KUMO_TESTDATA`, else `shared/testdata` beside the repository.
+/// The test data: `$KUMO_TESTDATA`, else the repository's `testdata/`.
 fn testdata() -> PathBuf {
     match std::env::var_os("KUMO_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata")),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")),
     }
 }
 

@@ -16,7 +16,7 @@ fn root() -> PathBuf {
 }
 
 fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/testdata"))
+    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
 }
 
 /// (text, author, tags) of one quote, tags as compact JSON.

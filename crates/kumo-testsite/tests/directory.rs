@@ -6,20 +6,11 @@ use kumo_testsite::ServerBuilder;
 
 use std::path::PathBuf;
 
-/// The shared test data: `$KUMO_TESTDATA`, else `shared/testdata` beside the repository, else
-/// `testdata/` inside it.
+/// The test data: `$KUMO_TESTDATA`, else the repository's `testdata/`.
 fn testdata() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("KUMO_TESTDATA").map(PathBuf::from),
-        Some(manifest.join("../../../shared/testdata")),
-        Some(manifest.join("../../testdata")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("quotes-site").is_dir())
-        .expect("quotes-site test data not found; set KUMO_TESTDATA")
+    std::env::var_os("KUMO_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")))
 }
 
 async fn quotes() -> kumo_testsite::TestServer {

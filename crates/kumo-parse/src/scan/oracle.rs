@@ -1,5 +1,5 @@
 //! The scan checked against lol_html, which did this job before it: on random documents built
-//! from the constructs that decide what is a tag, and on every page in the shared test data,
+//! from the constructs that decide what is a tag, and on every page in the test data,
 //! both must find the same link, base and title positions.
 
 use std::borrow::Cow;
@@ -159,11 +159,11 @@ proptest! {
     }
 }
 
-/// The shared test data: `$KUMO_TESTDATA`, else `shared/testdata` beside the repository.
+/// The test data: `$KUMO_TESTDATA`, else the repository's `testdata/`.
 fn testdata() -> PathBuf {
     match std::env::var_os("KUMO_TESTDATA") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/testdata")),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")),
     }
 }
 

@@ -15,7 +15,7 @@ pub fn root() -> PathBuf {
 }
 
 pub fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/testdata"))
+    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
 }
 
 /// The items of one `_model`.
