@@ -141,6 +141,74 @@ const NAMED: &[(&str, char, bool)] = &[
     ("euro", '€', false),
 ];
 
+/// A reference this decoder cannot decode the way a full HTML parser would: a name it does not
+/// know, which the standard's 2,200-name table might.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unknown;
+
+/// Appends `s` to `out` with its character references decoded exactly as the HTML tokenizer
+/// decodes them, or says [`Unknown`] where that would need a name this decoder does not know.
+/// What cannot be a reference in the full table stays literal without asking (`?a=1&b=2`).
+pub(crate) fn decode_exact(s: &str, context: Context, out: &mut String) -> Result<(), Unknown> {
+    let mut literal_from = 0;
+    let mut search_from = 0;
+    while let Some(found) = s[search_from..].find('&') {
+        let amp = search_from + found;
+        search_from = amp + 1;
+        let rest = &s[amp + 1..];
+        let decoded =
+            if rest.starts_with('#') { reference(rest, context) } else { exact_named(rest, context)? };
+        if let Some((ch, len)) = decoded {
+            out.push_str(&s[literal_from..amp]);
+            out.push(ch);
+            search_from = amp + 1 + len;
+            literal_from = search_from;
+        }
+    }
+    out.push_str(&s[literal_from..]);
+    Ok(())
+}
+
+/// A named reference right after a `&`, decided as the tokenizer does with the whole table: the
+/// longest name that prefixes `rest` wins; a name written without `;` counts only if it is one
+/// of the legacy names, and in an attribute not before `=` or an alphanumeric.
+fn exact_named(rest: &str, context: Context) -> Result<Option<(char, usize)>, Unknown> {
+    let run = rest.bytes().take_while(u8::is_ascii_alphanumeric).count();
+    if run == 0 {
+        return Ok(None);
+    }
+    let known = |name: &str| NAMED.iter().find(|(n, _, _)| *n == name).map(|&(_, ch, _)| ch);
+    if rest.as_bytes().get(run) == Some(&b';') {
+        // `&name;`: a name of the table this decoder may not know.
+        return known(&rest[..run]).map(|ch| Some((ch, run + 1))).ok_or(Unknown);
+    }
+    // Without `;` only legacy names can match: the longest one that prefixes the run.
+    let Some(legacy) = (1..=run).rev().map(|len| &rest[..len]).find(|name| LEGACY.contains(name)) else {
+        return Ok(None);
+    };
+    if context == Context::Attribute {
+        let after = rest.as_bytes().get(legacy.len());
+        if after.is_some_and(|&c| c == b'=' || c.is_ascii_alphanumeric()) {
+            return Ok(None);
+        }
+    }
+    known(legacy).map(|ch| Some((ch, legacy.len()))).ok_or(Unknown)
+}
+
+/// The names the standard recognises without a `;`.
+const LEGACY: &[&str] = &[
+    "AElig", "AMP", "Aacute", "Acirc", "Agrave", "Aring", "Atilde", "Auml", "COPY", "Ccedil", "ETH",
+    "Eacute", "Ecirc", "Egrave", "Euml", "GT", "Iacute", "Icirc", "Igrave", "Iuml", "LT", "Ntilde", "Oacute",
+    "Ocirc", "Ograve", "Oslash", "Otilde", "Ouml", "QUOT", "REG", "THORN", "Uacute", "Ucirc", "Ugrave",
+    "Uuml", "Yacute", "aacute", "acirc", "acute", "aelig", "agrave", "amp", "aring", "atilde", "auml",
+    "brvbar", "ccedil", "cedil", "cent", "copy", "curren", "deg", "divide", "eacute", "ecirc", "egrave",
+    "eth", "euml", "frac12", "frac14", "frac34", "gt", "iacute", "icirc", "iexcl", "igrave", "iquest",
+    "iuml", "laquo", "lt", "macr", "micro", "middot", "nbsp", "not", "ntilde", "oacute", "ocirc", "ograve",
+    "ordf", "ordm", "oslash", "otilde", "ouml", "para", "plusmn", "pound", "quot", "raquo", "reg", "sect",
+    "shy", "sup1", "sup2", "sup3", "szlig", "thorn", "times", "uacute", "ucirc", "ugrave", "uml", "uuml",
+    "yacute", "yen", "yuml",
+];
+
 /// The standard's "strip and collapse ASCII whitespace" (what `document.title` does), appended
 /// to a new string.
 pub(crate) fn collapse_whitespace(s: &str) -> String {
@@ -205,6 +273,30 @@ mod tests {
         let mut buf = String::new();
         let s = "/plain/path?x=1";
         assert!(std::ptr::eq(decode(s, Context::Attribute, &mut buf), s));
+    }
+
+    fn exact(s: &str, context: Context) -> Result<String, Unknown> {
+        let mut out = String::new();
+        decode_exact(s, context, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn exact_decoding_or_unknown() {
+        assert_eq!(LEGACY.len(), 106);
+        let t = Context::Text;
+        let a = Context::Attribute;
+        assert_eq!(exact("a &amp; b &#233;&#x41 R&D & x", t).unwrap(), "a & b éA R&D & x");
+        assert_eq!(exact("?a=1&b=2&copy=3&ampx", a).unwrap(), "?a=1&b=2&copy=3&ampx");
+        assert_eq!(exact("&copy=3 &ampx &amp b", t).unwrap(), "©=3 &x & b");
+        assert_eq!(exact("&amp b", a).unwrap(), "& b");
+        // Names the table has but this decoder does not know.
+        assert_eq!(exact("&eacute;", t), Err(Unknown));
+        assert_eq!(exact("&notin;", t), Err(Unknown));
+        assert_eq!(exact("&notit", t), Err(Unknown));
+        assert_eq!(exact("&yen", a), Err(Unknown));
+        assert_eq!(exact("&yen=1&yenx", a).unwrap(), "&yen=1&yenx");
+        // No legacy name prefixes `bogus`, and without `;` nothing else can match.
+        assert_eq!(exact("&bogus &b", t).unwrap(), "&bogus &b");
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub struct CompiledModel {
     pub(super) name: String,
     pub(super) root: Option<Compiled>,
     pub(super) fields: Vec<CompiledField>,
+    /// The streaming path, when every selector of the model allows it.
+    pub(super) fast: Option<std::sync::Arc<super::fast::FastModel>>,
 }
 
 #[derive(Debug, Clone)]
@@ -153,7 +155,8 @@ impl Model {
         };
         let context = self.root.as_ref().and_then(Context::of).unwrap_or(Context::Page);
         let fields = compile_fields(&self.name, "", &self.fields, context)?;
-        Ok(CompiledModel { name: self.name.clone(), root, fields })
+        let fast = super::fast::FastModel::new(self).map(std::sync::Arc::new);
+        Ok(CompiledModel { name: self.name.clone(), root, fields, fast })
     }
 }
 
@@ -196,7 +199,7 @@ fn compile_fields(
             Some(sub) => {
                 let sub_context = Context::of(&field.selector).unwrap_or(context);
                 let sub_fields = compile_fields(model, &format!("{path}."), &sub.fields, sub_context)?;
-                Some(CompiledModel { name: sub.name.clone(), root: None, fields: sub_fields })
+                Some(CompiledModel { name: sub.name.clone(), root: None, fields: sub_fields, fast: None })
             }
             None => None,
         };

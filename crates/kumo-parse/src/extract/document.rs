@@ -69,6 +69,11 @@ impl<'a> Document<'a> {
         self.url
     }
 
+    /// Whether the response is JSON (CSS and XPath selectors find nothing in it).
+    pub fn is_json(&self) -> bool {
+        self.is_json
+    }
+
     /// The CSS DOM. Parsing HTML never fails; a JSON response has no DOM.
     pub(super) fn html(&self) -> Result<&Html, String> {
         if self.is_json {

@@ -64,6 +64,7 @@ mod compile;
 mod css;
 mod de;
 mod document;
+mod fast;
 mod json;
 mod model;
 mod regex;

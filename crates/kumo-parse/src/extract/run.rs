@@ -56,6 +56,14 @@ impl CompiledModel {
 
     /// Extracts this model's items from a page other models may already have parsed.
     pub fn extract_from(&self, doc: &Document<'_>) -> Extraction {
+        if let Some(found) = self.fast.as_ref().and_then(|fast| fast.extract(self, doc)) {
+            return found;
+        }
+        self.extract_with_dom(doc)
+    }
+
+    /// [`extract_from`](Self::extract_from) without the streaming path: always the DOM.
+    pub(super) fn extract_with_dom(&self, doc: &Document<'_>) -> Extraction {
         let mut run = Run {
             doc,
             model: &self.name,

@@ -12,9 +12,9 @@
 //! That stack was about a third of lol_html's time on the crawl's hot path; this scan measured
 //! several times faster on the benchmark pages (`cargo bench -p kumo-parse --bench links`).
 
-mod tag;
-mod text;
-mod tree;
+pub(crate) mod tag;
+pub(crate) mod text;
+pub(crate) mod tree;
 
 #[cfg(test)]
 mod oracle;

@@ -84,6 +84,21 @@ pub(crate) fn attributes<const N: usize>(
     from: usize,
     mut wanted: Option<&mut Wanted<'_, N>>,
 ) -> Option<End> {
+    each_attribute(input, from, |name, value| {
+        if let Some(wanted) = wanted.as_deref_mut() {
+            wanted.offer(name, value);
+        }
+    })
+}
+
+/// Tokenizes the attributes from `from` (just past the tag name) to the closing `>`, handing
+/// every one, duplicates included, to `offer` as its raw name and the range of its raw value.
+/// `None` when the input ends first.
+pub(crate) fn each_attribute(
+    input: &[u8],
+    from: usize,
+    mut offer: impl FnMut(&[u8], Range<usize>),
+) -> Option<End> {
     let mut i = from;
     let skip_space = |mut i: usize| {
         while input.get(i).copied().is_some_and(is_space) {
@@ -144,9 +159,7 @@ pub(crate) fn attributes<const N: usize>(
         } else {
             i..i
         };
-        if let Some(wanted) = wanted.as_deref_mut() {
-            wanted.offer(&input[name], value);
-        }
+        offer(&input[name], value);
     }
 }
 

@@ -1,0 +1,604 @@
+//! One pass over a page that keeps the stack of open elements html5ever's tree builder would
+//! build, and records which elements the plan's selectors match and what they hold.
+//!
+//! A stack can follow the tree builder only while the page is well formed enough: every end
+//! tag closes the element on top, nothing is closed or reopened implicitly, no table, select,
+//! template, frameset, SVG or MathML. The walk checks each of those as it goes and gives up
+//! ([`NeedsDom`]) at the first thing a stack cannot follow, so the DOM decides those pages.
+//! Tokenizing follows the link scan (`scan/`), with scripting on as scraper parses (so
+//! `<noscript>` holds raw text). Quirks mode changes nothing the walk follows: scraper matches
+//! class and id selectors case-sensitively in every mode, and the one tree-building rule that
+//! differs (`<table>` closing a `<p>`) is for tables, which the walk leaves to the DOM.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use memchr::memchr;
+
+use super::selector::{Combinator, Compound};
+use crate::entities::{self, Context};
+use crate::scan::tag::{self, is_space};
+use crate::scan::text;
+
+/// The page needs the DOM: something in it is beyond what the walk follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct NeedsDom;
+
+/// What one selector list wants from the elements it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Want {
+    /// The element itself (a root: its extent).
+    Element,
+    /// Its text content.
+    Text,
+    /// The value of this attribute (lower-case name).
+    Attr(Box<[u8]>),
+}
+
+/// A selector list to run: its alternatives as compound indexes with their combinators.
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    pub(super) alternatives: Vec<Vec<(usize, Combinator)>>,
+    pub(super) want: Want,
+}
+
+/// Everything the walk needs to know, built once per model.
+#[derive(Debug, Clone)]
+pub(super) struct Plan {
+    /// At most 64: each is one bit of an element's match set.
+    pub(super) compounds: Vec<Compound>,
+    pub(super) targets: Vec<Target>,
+    /// Lower-case names of every attribute a compound tests or a target takes (`id`, `class`
+    /// included when used).
+    pub(super) attributes: Vec<Box<[u8]>>,
+}
+
+/// One element a target matched.
+#[derive(Debug, Clone)]
+pub(super) struct Hit {
+    /// The element's number in document order.
+    pub(super) element: u32,
+    /// One past the number of its last descendant.
+    pub(super) end: u32,
+    /// What the target wants of it (`None` for an absent attribute, or for `Element`).
+    pub(super) value: Option<String>,
+}
+
+/// What the walk found: each target's hits in document order, and the first `<base href>`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Walked {
+    pub(super) hits: Vec<Vec<Hit>>,
+    pub(super) base: Option<String>,
+}
+
+/// Walks `page` with `plan`.
+pub(super) fn walk(plan: &Plan, page: &str) -> Result<Walked, NeedsDom> {
+    let input = page.as_bytes();
+    if memchr(0, input).is_some() {
+        // NUL is dropped in some places and replaced in others: not worth following.
+        return Err(NeedsDom);
+    }
+    let mut w = Walker {
+        plan,
+        input,
+        out: Walked { hits: vec![Vec::new(); plan.targets.len()], base: None },
+        stack: Vec::with_capacity(32),
+        names: Vec::with_capacity(256),
+        open_hits: Vec::new(),
+        texts: Vec::new(),
+        next_element: 0,
+        form_open: false,
+        name: Vec::with_capacity(16),
+        slots: vec![None; plan.attributes.len()],
+    };
+    let mut i = 0;
+    let mut text_from = i;
+    while let Some(at) = memchr(b'<', &input[i..]) {
+        let lt = i + at;
+        let starts_markup = match input.get(lt + 1) {
+            Some(b'!' | b'?' | b'/') => true,
+            Some(c) => c.is_ascii_alphabetic(),
+            None => false,
+        };
+        if !starts_markup {
+            // A `<` that starts nothing is text.
+            i = lt + 1;
+            continue;
+        }
+        w.text(text_from..lt, Context::Text)?;
+        i = match input[lt + 1] {
+            b'!' => text::markup_declaration(input, lt + 2, false),
+            b'?' => text::bogus_comment(input, lt + 1),
+            b'/' => match input.get(lt + 2) {
+                Some(c) if c.is_ascii_alphabetic() => w.end_tag(lt + 2)?,
+                Some(b'>') => lt + 3,
+                Some(_) => text::bogus_comment(input, lt + 2),
+                // `</` at the very end is text.
+                None => return Err(NeedsDom),
+            },
+            // A start tag; a raw-text element's content is taken as text there.
+            _ => w.start_tag(lt + 1)?,
+        };
+        text_from = i;
+    }
+    w.text(text_from..input.len(), Context::Text)?;
+    while !w.stack.is_empty() {
+        w.pop();
+    }
+    Ok(w.out)
+}
+
+/// An open element.
+struct Open {
+    /// Its lower-case name, in `Walker::names`.
+    name: Range<usize>,
+    /// Which compounds it matches.
+    bits: u64,
+    /// Where its hits start in `Walker::open_hits`.
+    hits_from: usize,
+    /// Whether its text is being collected (the top of `Walker::texts`).
+    collects: bool,
+}
+
+struct Walker<'p, 'i> {
+    plan: &'p Plan,
+    input: &'i [u8],
+    out: Walked,
+    stack: Vec<Open>,
+    /// The names of the open elements, end to end.
+    names: Vec<u8>,
+    /// Hits of open elements whose extent or text is not known yet: (target, index).
+    open_hits: Vec<(usize, usize)>,
+    /// Text collected for open elements that a target wants the text of, outermost first.
+    texts: Vec<String>,
+    next_element: u32,
+    /// The tree builder's form element pointer is set: a second `<form>` would be ignored.
+    form_open: bool,
+    /// The current tag's lower-case name.
+    name: Vec<u8>,
+    /// The current tag's values of the plan's attributes (first occurrence wins).
+    slots: Vec<Option<Range<usize>>>,
+}
+
+impl<'i> Walker<'_, 'i> {
+    /// A start tag whose name begins at `from`; returns where reading goes on.
+    fn start_tag(&mut self, from: usize) -> Result<usize, NeedsDom> {
+        let input = self.input;
+        let name_end = self.read_name(from);
+        self.slots.iter_mut().for_each(|s| *s = None);
+        let mut base_href = None;
+        let (plan, slots) = (self.plan, &mut self.slots);
+        let end = tag::each_attribute(input, name_end, |name, value| {
+            for (wanted, slot) in plan.attributes.iter().zip(slots.iter_mut()) {
+                if slot.is_none() && name.eq_ignore_ascii_case(wanted) {
+                    *slot = Some(value.clone());
+                    break;
+                }
+            }
+            if base_href.is_none() && name.eq_ignore_ascii_case(b"href") {
+                base_href = Some(value);
+            }
+        });
+        let Some(end) = end else {
+            // A tag cut off by the end of the page is dropped, and nothing follows it.
+            return Ok(input.len());
+        };
+        let name = std::mem::take(&mut self.name);
+        let result = self.element(&name, end.at, base_href);
+        self.name = name;
+        result
+    }
+
+    fn element(
+        &mut self,
+        name: &[u8],
+        at: usize,
+        base_href: Option<Range<usize>>,
+    ) -> Result<usize, NeedsDom> {
+        match name {
+            // Never on the stack; their attributes are merged into the one element, so any the
+            // selectors look at would need the DOM.
+            b"html" | b"head" | b"body" => {
+                return if self.touches_any_compound()? { Err(NeedsDom) } else { Ok(at) };
+            }
+            b"frameset" | b"template" | b"svg" | b"math" | b"table" | b"caption" | b"col" | b"colgroup"
+            | b"frame" | b"tbody" | b"td" | b"tfoot" | b"th" | b"thead" | b"tr" | b"select" | b"rb"
+            | b"rp" | b"rt" | b"rtc" | b"image" | b"plaintext" | b"isindex" | b"search" => {
+                return Err(NeedsDom);
+            }
+            b"a" | b"nobr" | b"button" if self.is_open(name) => return Err(NeedsDom),
+            b"form" if self.form_open => return Err(NeedsDom),
+            b"option" | b"optgroup" if self.top_is(|n| n == b"option") => return Err(NeedsDom),
+            b"li" if self.closes_list_item(|n| n == b"li") => return Err(NeedsDom),
+            b"dd" | b"dt" if self.closes_list_item(|n| n == b"dd" || n == b"dt") => return Err(NeedsDom),
+            b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" if self.top_is(is_heading) => {
+                return Err(NeedsDom);
+            }
+            _ => {}
+        }
+        if closes_p(name) && self.is_open(b"p") {
+            return Err(NeedsDom);
+        }
+        if name == b"base"
+            && self.out.base.is_none()
+            && let Some(href) = base_href
+        {
+            self.out.base = Some(decoded(self.input, href, Context::Attribute)?.into_owned());
+        }
+        let bits = self.match_bits(name)?;
+        let element = self.next_element;
+        self.next_element += 1;
+        let hits_from = self.open_hits.len();
+        let mut wants_text = false;
+        for (t, target) in self.plan.targets.iter().enumerate() {
+            if !target.alternatives.iter().any(|alt| matches(alt, bits, &self.stack)) {
+                continue;
+            }
+            let value = match &target.want {
+                Want::Element => None,
+                Want::Text => {
+                    wants_text = true;
+                    None
+                }
+                Want::Attr(attr) => self.attribute(attr)?.map(|v| v.trim().to_owned()),
+            };
+            self.open_hits.push((t, self.out.hits[t].len()));
+            self.out.hits[t].push(Hit { element, end: element + 1, value });
+        }
+        if is_void(name) {
+            // No content: its hits are complete (an empty text is no value).
+            self.close_hits(hits_from, String::new());
+            return Ok(at);
+        }
+        if name == b"form" {
+            self.form_open = true;
+        }
+        let start = self.names.len();
+        self.names.extend_from_slice(name);
+        if wants_text {
+            self.texts.push(String::new());
+        }
+        self.stack.push(Open { name: start..self.names.len(), bits, hits_from, collects: wants_text });
+        // Raw text up to the element's own end tag, which the main loop then reads.
+        let input = self.input;
+        let content_end = match name {
+            b"script" => text::script(input, at),
+            b"title" | b"textarea" => {
+                let end = text::raw_text(input, at, name);
+                self.text(at..end, Context::Text)?;
+                return Ok(end);
+            }
+            b"style" | b"xmp" | b"iframe" | b"noembed" | b"noframes" | b"noscript" => {
+                text::raw_text(input, at, name)
+            }
+            _ => return Ok(at),
+        };
+        self.raw(at..content_end);
+        Ok(content_end)
+    }
+
+    /// An end tag whose name begins at `from`.
+    fn end_tag(&mut self, from: usize) -> Result<usize, NeedsDom> {
+        let name_end = self.read_name(from);
+        let Some(end) = tag::each_attribute(self.input, name_end, |_, _| {}) else {
+            return Ok(self.input.len());
+        };
+        match self.name.as_slice() {
+            // The stack does not hold them, and closing them changes nothing it holds.
+            b"html" | b"head" | b"body" => return Ok(end.at),
+            // `</br>` is a `<br>`, `</p>` without a `<p>` makes one: elements a stack never saw.
+            _ => {}
+        }
+        let on_top = self.stack.last().is_some_and(|top| self.names[top.name.clone()] == *self.name);
+        if !on_top {
+            return Err(NeedsDom);
+        }
+        if self.name == b"form" {
+            self.form_open = false;
+        }
+        self.pop();
+        Ok(end.at)
+    }
+
+    /// Reads a tag name from `from` into `self.name`, lower-cased; returns where it ends.
+    fn read_name(&mut self, from: usize) -> usize {
+        let rest = &self.input[from..];
+        let len = rest.iter().position(|&c| is_space(c) || c == b'/' || c == b'>').unwrap_or(rest.len());
+        self.name.clear();
+        self.name.extend(rest[..len].iter().map(u8::to_ascii_lowercase));
+        from + len
+    }
+
+    fn pop(&mut self) {
+        let Some(open) = self.stack.pop() else { return };
+        self.names.truncate(open.name.start);
+        let text = if open.collects { self.texts.pop().unwrap_or_default() } else { String::new() };
+        self.close_hits(open.hits_from, text);
+    }
+
+    /// Completes the hits from `from` on: their extent ends here, text takes get `text`.
+    fn close_hits(&mut self, from: usize, text: String) {
+        let end = self.next_element;
+        for (t, index) in self.open_hits.drain(from..) {
+            let hit = &mut self.out.hits[t][index];
+            hit.end = end;
+            if self.plan.targets[t].want == Want::Text {
+                hit.value = Some(text.clone());
+            }
+        }
+    }
+
+    /// Text between tags (`Context::Text` decodes references) for every element collecting.
+    fn text(&mut self, range: Range<usize>, context: Context) -> Result<(), NeedsDom> {
+        if self.texts.is_empty() || range.is_empty() {
+            return Ok(());
+        }
+        let decoded = decoded(self.input, range, context)?;
+        for text in &mut self.texts {
+            text.push_str(&decoded);
+        }
+        Ok(())
+    }
+
+    /// Raw text (no references) for every element collecting.
+    fn raw(&mut self, range: Range<usize>) {
+        if self.texts.is_empty() || range.is_empty() {
+            return;
+        }
+        let raw = String::from_utf8_lossy(&self.input[range]);
+        for text in &mut self.texts {
+            text.push_str(&raw);
+        }
+    }
+
+    /// The current tag's value of `attr`, decoded; `None` when it has no such attribute.
+    fn attribute(&self, attr: &[u8]) -> Result<Option<Cow<'i, str>>, NeedsDom> {
+        let slot = self.plan.attributes.iter().position(|a| **a == *attr).and_then(|i| self.slots[i].clone());
+        slot.map(|range| decoded(self.input, range, Context::Attribute)).transpose()
+    }
+
+    /// The compounds the current tag matches, one bit each.
+    fn match_bits(&self, name: &[u8]) -> Result<u64, NeedsDom> {
+        let mut bits = 0u64;
+        let id =
+            if self.plan.compounds.iter().any(|c| c.id.is_some()) { self.attribute(b"id")? } else { None };
+        let class = if self.plan.compounds.iter().any(|c| !c.classes.is_empty()) {
+            self.attribute(b"class")?
+        } else {
+            None
+        };
+        for (bit, c) in self.plan.compounds.iter().enumerate() {
+            if c.tag.as_deref().is_some_and(|t| t != name) {
+                continue;
+            }
+            if c.id.as_deref().is_some_and(|want| id.as_deref().map(str::as_bytes) != Some(want)) {
+                continue;
+            }
+            if !c.classes.iter().all(|want| has_class(class.as_deref(), want)) {
+                continue;
+            }
+            let mut attrs_hold = true;
+            for test in &c.attrs {
+                attrs_hold &= attr_holds(&test.value, self.attribute(&test.name)?.as_deref());
+            }
+            if attrs_hold {
+                bits |= 1 << bit;
+            }
+        }
+        Ok(bits)
+    }
+
+    /// Whether any one test of any compound (an id, a class, an attribute) holds for the
+    /// current tag: for `<html>`, `<head>` and `<body>`, whose attributes from several tags end
+    /// up on one element.
+    fn touches_any_compound(&self) -> Result<bool, NeedsDom> {
+        let id = self.attribute(b"id")?;
+        let class = self.attribute(b"class")?;
+        for c in &self.plan.compounds {
+            if c.id.as_deref().is_some_and(|want| id.as_deref().map(str::as_bytes) == Some(want)) {
+                return Ok(true);
+            }
+            if c.classes.iter().any(|want| has_class(class.as_deref(), want)) {
+                return Ok(true);
+            }
+            for test in &c.attrs {
+                if attr_holds(&test.value, self.attribute(&test.name)?.as_deref()) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn is_open(&self, name: &[u8]) -> bool {
+        self.stack.iter().any(|open| self.names[open.name.clone()] == *name)
+    }
+
+    fn top_is(&self, test: impl Fn(&[u8]) -> bool) -> bool {
+        self.stack.last().is_some_and(|top| test(&self.names[top.name.clone()]))
+    }
+
+    /// Whether a new `<li>` (or `<dd>`/`<dt>`) would close an open one: the tree builder looks
+    /// down the stack for one, stopping at special elements other than address, div and p.
+    fn closes_list_item(&self, is_item: impl Fn(&[u8]) -> bool) -> bool {
+        for open in self.stack.iter().rev() {
+            let name = &self.names[open.name.clone()];
+            if is_item(name) {
+                return true;
+            }
+            if is_special(name) && !matches!(name, b"address" | b"div" | b"p") {
+                return false;
+            }
+        }
+        false
+    }
+}
+
+/// `input[range]` with references decoded and line breaks normalized as the tokenizer's input
+/// stream does (CR LF and lone CR become LF).
+fn decoded(input: &[u8], range: Range<usize>, context: Context) -> Result<Cow<'_, str>, NeedsDom> {
+    // The page is a `&str` and ranges start and end at ASCII bytes.
+    let raw = std::str::from_utf8(&input[range]).map_err(|_| NeedsDom)?;
+    let raw: Cow<'_, str> = if raw.contains('\r') {
+        Cow::Owned(raw.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(raw)
+    };
+    if !raw.contains('&') {
+        return Ok(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    entities::decode_exact(&raw, context, &mut out).map_err(|_| NeedsDom)?;
+    Ok(Cow::Owned(out))
+}
+
+/// Whether the alternative `parts` holds for an element with match set `bits` under
+/// `ancestors` (outermost first).
+fn matches(parts: &[(usize, Combinator)], bits: u64, ancestors: &[Open]) -> bool {
+    let Some((&(subject, combinator), rest)) = parts.split_last() else { return false };
+    bits & (1 << subject) != 0 && matches_up(rest, combinator, ancestors)
+}
+
+/// Whether `parts` (the compounds left of a matched one, joined to it by `combinator`) hold
+/// among `ancestors`, trying every ancestor a descendant combinator allows.
+fn matches_up(parts: &[(usize, Combinator)], combinator: Combinator, ancestors: &[Open]) -> bool {
+    let Some((&(compound, next), rest)) = parts.split_last() else { return true };
+    let holds =
+        |at: usize| ancestors[at].bits & (1 << compound) != 0 && matches_up(rest, next, &ancestors[..at]);
+    match combinator {
+        Combinator::Child => ancestors.len().checked_sub(1).is_some_and(holds),
+        Combinator::Descendant => (0..ancestors.len()).rev().any(holds),
+    }
+}
+
+/// Whether the class list `classes` (a `class` attribute's value) holds `want`.
+fn has_class(classes: Option<&str>, want: &[u8]) -> bool {
+    classes.is_some_and(|list| {
+        list.split(|c: char| c.is_ascii() && is_space(c as u8)).any(|t| t.as_bytes() == want)
+    })
+}
+
+/// Whether `[name]` (`want` none) or `[name=want]` holds for an attribute value `have`.
+fn attr_holds(want: &Option<Box<[u8]>>, have: Option<&str>) -> bool {
+    match (want, have) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(want), Some(have)) => have.as_bytes() == &**want,
+    }
+}
+
+fn is_heading(name: &[u8]) -> bool {
+    matches!(name, b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6")
+}
+
+fn is_void(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"area"
+            | b"base"
+            | b"basefont"
+            | b"bgsound"
+            | b"br"
+            | b"embed"
+            | b"hr"
+            | b"img"
+            | b"input"
+            | b"keygen"
+            | b"link"
+            | b"meta"
+            | b"param"
+            | b"source"
+            | b"track"
+            | b"wbr"
+    )
+}
+
+/// Start tags that first close an open `<p>` (in button scope).
+fn closes_p(name: &[u8]) -> bool {
+    is_heading(name)
+        || matches!(
+            name,
+            b"address"
+                | b"article"
+                | b"aside"
+                | b"blockquote"
+                | b"center"
+                | b"details"
+                | b"dialog"
+                | b"dir"
+                | b"div"
+                | b"dl"
+                | b"fieldset"
+                | b"figcaption"
+                | b"figure"
+                | b"footer"
+                | b"header"
+                | b"hgroup"
+                | b"main"
+                | b"menu"
+                | b"nav"
+                | b"ol"
+                | b"p"
+                | b"section"
+                | b"summary"
+                | b"ul"
+                | b"pre"
+                | b"listing"
+                | b"form"
+                | b"li"
+                | b"dd"
+                | b"dt"
+                | b"hr"
+                | b"xmp"
+        )
+}
+
+/// The tree builder's "special" elements (HTML namespace) that can be on the walk's stack.
+fn is_special(name: &[u8]) -> bool {
+    is_heading(name)
+        || matches!(
+            name,
+            b"address"
+                | b"applet"
+                | b"article"
+                | b"aside"
+                | b"blockquote"
+                | b"button"
+                | b"center"
+                | b"dd"
+                | b"details"
+                | b"dir"
+                | b"div"
+                | b"dl"
+                | b"dt"
+                | b"fieldset"
+                | b"figcaption"
+                | b"figure"
+                | b"footer"
+                | b"form"
+                | b"header"
+                | b"hgroup"
+                | b"iframe"
+                | b"li"
+                | b"listing"
+                | b"main"
+                | b"marquee"
+                | b"menu"
+                | b"nav"
+                | b"noembed"
+                | b"noframes"
+                | b"noscript"
+                | b"object"
+                | b"ol"
+                | b"p"
+                | b"pre"
+                | b"script"
+                | b"section"
+                | b"style"
+                | b"summary"
+                | b"textarea"
+                | b"title"
+                | b"ul"
+                | b"xmp"
+        )
+}
