@@ -81,7 +81,11 @@ fn product_pages() {
 fn pages_a_stack_cannot_follow_go_to_the_dom() {
     let m = product();
     for page in [
-        "<!DOCTYPE html><table><tr><td class=product><span class=sku>1</span></td></tr></table>",
+        "<table><tr><td class=product><span class=sku>1</span></td></tr>x</table>",
+        "<table><tr><td class=product><span class=sku>1</span><td>2</td></tr></table>",
+        "<table><div class=product><span class=sku>1</span></div></table>",
+        "<table><td class=product><span class=sku>1</span></td></table>",
+        "<div class=product><table><tr><td><span class=sku>1</td></tr></table></div>",
         "<!DOCTYPE html><div class=product><p><span class=sku>1</div></p>",
         "<!DOCTYPE html><p>one<div class=product><span class=sku>1</span></div>",
         "<!DOCTYPE html><ul><li>one<li><span class=sku>1</span></ul>",
@@ -106,6 +110,23 @@ fn pages_a_stack_cannot_follow_go_to_the_dom() {
     ] {
         declines(&m, page);
     }
+}
+
+#[test]
+fn well_formed_tables_stream() {
+    let m = product();
+    let out = agrees(
+        &m,
+        "<div class=product><table class=specs>\n <thead><tr><th>k</th></tr></thead>\n\
+         <tr><td><span class=sku>1</span></td><td><ul><li><i class=tag>t</i></li></ul></td></tr>\n\
+         </table><h1 class=product-title>T</h1></div><table><tbody><tr><td>x</td></tr></tbody></table>",
+    );
+    assert_eq!(out.items.len(), 1);
+    let cells = compile(&Model::new(
+        "cells",
+        vec![Field::css("rows", "table > tbody > tr").list(), Field::css("bare", "table > tr").list()],
+    ));
+    agrees(&cells, "<table><tr><td>a</td></tr><tr><td>b</td></tr></table>");
 }
 
 #[test]
@@ -160,8 +181,16 @@ fn fragment() -> impl Strategy<Value = String> {
     let text = prop::sample::select(vec!["hello ", " 12.50 ", "a &amp; b", "x&#65;", "\n", "tom &b=c"])
         .prop_map(str::to_owned);
     text.prop_recursive(4, 48, 6, |inner| {
-        (prop::sample::select(SAFE.to_vec()), attrs(), prop::collection::vec(inner, 0..6)).prop_map(
-            |(name, attrs, children)| {
+        let table = (attrs(), prop::collection::vec(inner.clone(), 1..3), any::<bool>(), any::<bool>())
+            .prop_map(|(attrs, cells, tbody, head)| {
+                let cells: String = cells.iter().map(|c| format!("<td class=x>{c}</td>")).collect();
+                let head = if head { "<thead><tr><th>h</th></tr></thead>\n" } else { "" };
+                let rows = format!("<tr class=tag>{cells}</tr> <tr><th>k</th></tr>");
+                let body = if tbody { format!("<tbody>{rows}</tbody>") } else { rows };
+                format!("<table{attrs}>{head}{body}</table>")
+            });
+        let element = (prop::sample::select(SAFE.to_vec()), attrs(), prop::collection::vec(inner, 0..6))
+            .prop_map(|(name, attrs, children)| {
                 let mut body = String::new();
                 for child in children {
                     // Keep it well-formed: block content only in blocks.
@@ -184,8 +213,8 @@ fn fragment() -> impl Strategy<Value = String> {
                     body.push_str(&child);
                 }
                 format!("<{name}{attrs}>{body}</{name}>")
-            },
-        )
+            });
+        prop_oneof![4 => element, 1 => table]
     })
 }
 
@@ -279,6 +308,16 @@ const TRICKY: &[&str] = &[
     "<table>",
     "<tr>",
     "<td>",
+    "</table>",
+    "</td>",
+    "</tr>",
+    "<tbody>",
+    "<th>",
+    "<caption>",
+    "<col>",
+    "<colgroup>",
+    "<thead>",
+    "<table><tr><td>",
     "<b>",
     "</i>",
     "<br/>",

@@ -138,6 +138,19 @@ struct Open {
     hits_from: usize,
     /// Whether its text is being collected (the top of `Walker::texts`).
     collects: bool,
+    /// Opened by the tree builder without a tag (a `<tbody>`).
+    implied: bool,
+}
+
+/// The parts of a table's structure, where only certain tags may come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InTable {
+    Table,
+    /// `<tbody>`, `<thead>` or `<tfoot>`.
+    Section,
+    Row,
+    /// `<colgroup>`.
+    Columns,
 }
 
 struct Walker<'p, 'i> {
@@ -195,15 +208,30 @@ impl<'i> Walker<'_, 'i> {
         at: usize,
         base_href: Option<Range<usize>>,
     ) -> Result<usize, NeedsDom> {
+        // Inside a table's structure only its own parts may come, each where it belongs; the
+        // tree builder moves anything else out in front of the table.
+        if let Some(context) = self.table_context() {
+            match (context, name) {
+                (_, b"script" | b"style")
+                | (InTable::Table, b"caption" | b"colgroup" | b"tbody" | b"thead" | b"tfoot")
+                | (InTable::Section, b"tr")
+                | (InTable::Row, b"td" | b"th")
+                | (InTable::Columns, b"col") => {}
+                // A row straight in the table gets the `<tbody>` the tree builder makes for it.
+                (InTable::Table, b"tr") => self.open_implied_tbody()?,
+                _ => return Err(NeedsDom),
+            }
+            return self.insert(name, at, base_href, false);
+        }
         match name {
             // Never on the stack; their attributes are merged into the one element, so any the
             // selectors look at would need the DOM.
             b"html" | b"head" | b"body" => {
                 return if self.touches_any_compound()? { Err(NeedsDom) } else { Ok(at) };
             }
-            b"frameset" | b"template" | b"svg" | b"math" | b"table" | b"caption" | b"col" | b"colgroup"
-            | b"frame" | b"tbody" | b"td" | b"tfoot" | b"th" | b"thead" | b"tr" | b"select" | b"rb"
-            | b"rp" | b"rt" | b"rtc" | b"image" | b"plaintext" | b"isindex" | b"search" => {
+            b"frameset" | b"template" | b"svg" | b"math" | b"caption" | b"col" | b"colgroup" | b"frame"
+            | b"tbody" | b"td" | b"tfoot" | b"th" | b"thead" | b"tr" | b"select" | b"rb" | b"rp" | b"rt"
+            | b"rtc" | b"image" | b"plaintext" | b"isindex" | b"search" => {
                 return Err(NeedsDom);
             }
             b"a" | b"nobr" | b"button" if self.is_open(name) => return Err(NeedsDom),
@@ -219,6 +247,40 @@ impl<'i> Walker<'_, 'i> {
         if closes_p(name) && self.is_open(b"p") {
             return Err(NeedsDom);
         }
+        self.insert(name, at, base_href, false)
+    }
+
+    /// The `<tbody>` the tree builder inserts for a `<tr>` written straight inside `<table>`: an
+    /// element without attributes.
+    fn open_implied_tbody(&mut self) -> Result<(), NeedsDom> {
+        let tag_slots = std::mem::replace(&mut self.slots, vec![None; self.plan.attributes.len()]);
+        let opened = self.insert(b"tbody", 0, None, true);
+        self.slots = tag_slots;
+        opened.map(|_| ())
+    }
+
+    /// Which part of a table's structure the current node is, if it is one.
+    fn table_context(&self) -> Option<InTable> {
+        let top = self.stack.last()?;
+        match &self.names[top.name.clone()] {
+            b"table" => Some(InTable::Table),
+            b"tbody" | b"thead" | b"tfoot" => Some(InTable::Section),
+            b"tr" => Some(InTable::Row),
+            b"colgroup" => Some(InTable::Columns),
+            _ => None,
+        }
+    }
+
+    /// Inserts the element the current tag (or, `implied`, the tree builder) opens: records
+    /// what the targets match, pushes it unless it is void, and reads the raw text of a
+    /// raw-text element.
+    fn insert(
+        &mut self,
+        name: &[u8],
+        at: usize,
+        base_href: Option<Range<usize>>,
+        implied: bool,
+    ) -> Result<usize, NeedsDom> {
         if name == b"base"
             && self.out.base.is_none()
             && let Some(href) = base_href
@@ -258,8 +320,17 @@ impl<'i> Walker<'_, 'i> {
         if wants_text {
             self.texts.push(String::new());
         }
-        self.stack.push(Open { name: start..self.names.len(), bits, hits_from, collects: wants_text });
+        self.stack.push(Open {
+            name: start..self.names.len(),
+            bits,
+            hits_from,
+            collects: wants_text,
+            implied,
+        });
         // Raw text up to the element's own end tag, which the main loop then reads.
+        if implied {
+            return Ok(at);
+        }
         let input = self.input;
         let content_end = match name {
             b"script" => text::script(input, at),
@@ -288,6 +359,10 @@ impl<'i> Walker<'_, 'i> {
             b"html" | b"head" | b"body" => return Ok(end.at),
             // `</br>` is a `<br>`, `</p>` without a `<p>` makes one: elements a stack never saw.
             _ => {}
+        }
+        // `</table>` also closes the `<tbody>` the tree builder opened on its own.
+        if self.name == b"table" && self.stack.last().is_some_and(|top| top.implied) {
+            self.pop();
         }
         let on_top = self.stack.last().is_some_and(|top| self.names[top.name.clone()] == *self.name);
         if !on_top {
@@ -330,7 +405,14 @@ impl<'i> Walker<'_, 'i> {
 
     /// Text between tags (`Context::Text` decodes references) for every element collecting.
     fn text(&mut self, range: Range<usize>, context: Context) -> Result<(), NeedsDom> {
-        if self.texts.is_empty() || range.is_empty() {
+        if range.is_empty() {
+            return Ok(());
+        }
+        // Text other than whitespace in a table's structure is moved out in front of the table.
+        if self.table_context().is_some() && !self.input[range.clone()].iter().all(|&c| is_space(c)) {
+            return Err(NeedsDom);
+        }
+        if self.texts.is_empty() {
             return Ok(());
         }
         let decoded = decoded(self.input, range, context)?;
@@ -541,6 +623,7 @@ fn closes_p(name: &[u8]) -> bool {
                 | b"p"
                 | b"section"
                 | b"summary"
+                | b"table"
                 | b"ul"
                 | b"pre"
                 | b"listing"
@@ -596,9 +679,18 @@ fn is_special(name: &[u8]) -> bool {
                 | b"section"
                 | b"style"
                 | b"summary"
+                | b"table"
+                | b"tbody"
+                | b"td"
                 | b"textarea"
+                | b"tfoot"
+                | b"th"
+                | b"thead"
                 | b"title"
+                | b"tr"
                 | b"ul"
                 | b"xmp"
+                | b"caption"
+                | b"colgroup"
         )
 }
