@@ -90,7 +90,7 @@ fn pages_a_stack_cannot_follow_go_to_the_dom() {
         "<!DOCTYPE html><p>one<div class=product><span class=sku>1</span></div>",
         "<!DOCTYPE html><ul><li>one<li><span class=sku>1</span></ul>",
         "<!DOCTYPE html><a href=1><a href=2>x</a></a>",
-        "<!DOCTYPE html><body class=product><span class=sku>1</span>",
+        "<!DOCTYPE html><body class=tag><div class=product><span class=sku>1</span></div>",
         "<!DOCTYPE html><div class=product><span class=sku>&eacute;</span></div>",
         "<!DOCTYPE html><div class=product><svg><span class=sku>1</span></svg></div>",
         "<!DOCTYPE html><div class=product></br><span class=sku>1</span></div>",

@@ -90,6 +90,8 @@ pub(super) fn walk(plan: &Plan, page: &str) -> Result<Walked, NeedsDom> {
         form_open: false,
         name: Vec::with_capacity(16),
         slots: vec![None; plan.attributes.len()],
+        relevant: false,
+        untyped: plan.compounds.iter().any(|c| c.tag.is_none()),
     };
     let mut i = 0;
     let mut text_from = i;
@@ -169,8 +171,13 @@ struct Walker<'p, 'i> {
     form_open: bool,
     /// The current tag's lower-case name.
     name: Vec<u8>,
-    /// The current tag's values of the plan's attributes (first occurrence wins).
+    /// The current tag's values of the plan's attributes (first occurrence wins), read only
+    /// when `relevant`.
     slots: Vec<Option<Range<usize>>>,
+    /// The current tag could match some compound.
+    relevant: bool,
+    /// Some compound names no element (`.x`, `[href]`): every tag could match.
+    untyped: bool,
 }
 
 impl<'i> Walker<'_, 'i> {
@@ -179,16 +186,21 @@ impl<'i> Walker<'_, 'i> {
         let input = self.input;
         let name_end = self.read_name(from);
         self.slots.iter_mut().for_each(|s| *s = None);
+        // Most tags can match no compound: their attributes need not be looked at.
+        self.relevant = self.could_match(&self.name);
+        let (relevant, is_base) = (self.relevant, self.name == b"base");
         let mut base_href = None;
         let (plan, slots) = (self.plan, &mut self.slots);
         let end = tag::each_attribute(input, name_end, |name, value| {
-            for (wanted, slot) in plan.attributes.iter().zip(slots.iter_mut()) {
-                if slot.is_none() && name.eq_ignore_ascii_case(wanted) {
-                    *slot = Some(value.clone());
-                    break;
+            if relevant {
+                for (wanted, slot) in plan.attributes.iter().zip(slots.iter_mut()) {
+                    if slot.is_none() && name.eq_ignore_ascii_case(wanted) {
+                        *slot = Some(value.clone());
+                        break;
+                    }
                 }
             }
-            if base_href.is_none() && name.eq_ignore_ascii_case(b"href") {
+            if is_base && base_href.is_none() && name.eq_ignore_ascii_case(b"href") {
                 base_href = Some(value);
             }
         });
@@ -254,8 +266,11 @@ impl<'i> Walker<'_, 'i> {
     /// element without attributes.
     fn open_implied_tbody(&mut self) -> Result<(), NeedsDom> {
         let tag_slots = std::mem::replace(&mut self.slots, vec![None; self.plan.attributes.len()]);
+        let tbody_relevant = self.could_match(b"tbody");
+        let tag_relevant = std::mem::replace(&mut self.relevant, tbody_relevant);
         let opened = self.insert(b"tbody", 0, None, true);
         self.slots = tag_slots;
+        self.relevant = tag_relevant;
         opened.map(|_| ())
     }
 
@@ -287,12 +302,14 @@ impl<'i> Walker<'_, 'i> {
         {
             self.out.base = Some(decoded(self.input, href, Context::Attribute)?.into_owned());
         }
-        let bits = self.match_bits(name)?;
+        let bits = if self.relevant { self.match_bits(name)? } else { 0 };
         let element = self.next_element;
         self.next_element += 1;
         let hits_from = self.open_hits.len();
         let mut wants_text = false;
-        for (t, target) in self.plan.targets.iter().enumerate() {
+        // A target matches only where its subject compound does.
+        let targets = if bits == 0 { &[][..] } else { &self.plan.targets[..] };
+        for (t, target) in targets.iter().enumerate() {
             if !target.alternatives.iter().any(|alt| matches(alt, bits, &self.stack)) {
                 continue;
             }
@@ -474,9 +491,13 @@ impl<'i> Walker<'_, 'i> {
     /// current tag: for `<html>`, `<head>` and `<body>`, whose attributes from several tags end
     /// up on one element.
     fn touches_any_compound(&self) -> Result<bool, NeedsDom> {
+        if !self.untyped {
+            // Every compound names an element other than these three.
+            return Ok(false);
+        }
         let id = self.attribute(b"id")?;
         let class = self.attribute(b"class")?;
-        for c in &self.plan.compounds {
+        for c in self.plan.compounds.iter().filter(|c| c.tag.is_none()) {
             if c.id.as_deref().is_some_and(|want| id.as_deref().map(str::as_bytes) == Some(want)) {
                 return Ok(true);
             }
@@ -490,6 +511,11 @@ impl<'i> Walker<'_, 'i> {
             }
         }
         Ok(false)
+    }
+
+    /// Whether an element named `name` could match some compound.
+    fn could_match(&self, name: &[u8]) -> bool {
+        self.untyped || self.plan.compounds.iter().any(|c| c.tag.as_deref() == Some(name))
     }
 
     fn is_open(&self, name: &[u8]) -> bool {
