@@ -218,6 +218,7 @@ impl EmbeddedStore {
             };
             let mut request = f.request;
             request.retries = 0;
+            request.not_before_ms = None;
             b.remove(&self.sp.failures, &keys::seq(seq)[..]);
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
             report.requeued += 1;
