@@ -129,6 +129,15 @@ pub(crate) async fn seed(
     for s in skips {
         *tally_skips.entry(s).or_default() += 1;
     }
+    // Pauses kept from an earlier run wait no longer than this run allows.
+    for cut in parts.frontier.cap_pauses(None, parts.cfg.max_host_pause).await? {
+        tracing::warn!(
+            host = %cut.host,
+            "its server asked for a pause of {}s more; cut to {}s (the host pause cap)",
+            cut.was.as_secs(),
+            cut.now.as_secs()
+        );
+    }
     if parts.with_throttle(|t| t.needs_resume()) == Some(true) {
         // A resumed crawl's throttle goes on from the delays the frontier kept.
         let kept = parts.frontier.learned_delays().await?;
@@ -298,7 +307,8 @@ pub(crate) async fn run(
     let mut leased_total = pages_at_start;
     let mut cause: Option<StopCause> = None;
     let mut stopping = false;
-    let deadline = cfg.max_duration.map(|d| tokio::time::Instant::now() + d);
+    // A duration past any clock means no deadline.
+    let deadline = cfg.max_duration.and_then(|d| tokio::time::Instant::now().checked_add(d));
     let progress = parts.progress.clone();
     let frontier = parts.frontier.clone();
     let mut group = Group::new();
