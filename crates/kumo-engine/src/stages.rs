@@ -146,8 +146,8 @@ impl DownloadStage {
                 ));
                 return reply(Outcome::Deferred(wait), pause, extra);
             }
-            Decision::GiveUp => {
-                let e = FetchError::new(ErrorKind::Status, "robots.txt kept answering 5xx", lease.request);
+            Decision::GiveUp(why) => {
+                let e = FetchError::new(ErrorKind::Robots, why, lease.request);
                 return reply(Outcome::Failed(e), adjust, extra);
             }
         }

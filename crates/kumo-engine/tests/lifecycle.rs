@@ -154,6 +154,8 @@ async fn an_unread_error_stream_never_blocks_the_crawl() {
     }
     let server = ServerBuilder::new().fixture("/", Fixture::html(&index)).start().await.unwrap();
     let mut cfg = config(&server.url("/"));
+    // Page fetches' connect errors, not robots.txt's (which would disallow the dead host).
+    cfg.robots.obey = false;
     cfg.max_retries = 1;
     cfg.error_buffer = 2;
     let (summary, _) = crawl(cfg).await;
