@@ -208,6 +208,18 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     Ok(exit_code(&summary, &first))
 }
 
+/// Says on standard error when an output refused records, which the summary lists; `who`
+/// prefixes the line. Returns whether it did.
+pub fn lost_records(summary: &Summary, who: &str) -> bool {
+    if summary.unwritten == 0 && summary.sink_errors.is_empty() {
+        return false;
+    }
+    let n = summary.unwritten;
+    let items = if n == 1 { "item" } else { "items" };
+    eprintln!("error: {who}{n} {items} could not be written to the output (the summary above says why)");
+    true
+}
+
 /// Prints the human summary on standard error and writes the JSON one if asked.
 pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
     eprint!("{summary}");
@@ -219,8 +231,12 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Failure when nothing at all could be fetched; a crawl with some errors still succeeded.
+/// Failure when nothing at all could be fetched, or when an output refused records (they are
+/// missing from it); a crawl with some fetch errors still succeeded.
 fn exit_code(summary: &Summary, first_errors: &[String]) -> ExitCode {
+    if lost_records(summary, "") {
+        return ExitCode::FAILURE;
+    }
     if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
         eprintln!("error: no page could be fetched");
         for e in first_errors {

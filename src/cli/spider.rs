@@ -84,6 +84,9 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                         );
                     }
                 }
+                if super::crawl::lost_records(&summary, &format!("site \"{}\": ", run.name)) {
+                    code = ExitCode::FAILURE;
+                }
                 summaries.insert(run.name, serde_json::to_value(&summary)?);
             }
             Err(e) => {
