@@ -96,11 +96,14 @@ async fn an_unwritable_output_path_is_a_clear_error() {
 
 #[tokio::test]
 async fn an_unreachable_host_fails_with_the_reason() {
-    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    // Port 1 on loopback: nothing listens, the connection is refused at once. Its robots.txt
+    // cannot be reached, which RFC 9309 reads as "disallow": the page fails as `robots`
+    // after three quick tries, with the refused connection as the reason.
     let o = kumo(&["crawl", "http://127.0.0.1:1/", "--retries", "0", "-o", "-"]).await;
     assert!(!o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("downloader:connect: 1"), "{e}");
+    assert!(e.contains("downloader:robots: 1"), "{e}");
+    assert!(e.contains("Connection refused"), "{e}");
     assert!(e.contains("no page could be fetched"), "{e}");
     assert!(o.stdout.is_empty());
 }

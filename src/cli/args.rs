@@ -46,6 +46,9 @@ pub enum FrontierCommand {
     /// Queue requests from JSON lines (as export writes them, or {"url": ...}) or bare URLs,
     /// one per line; already seen ones are skipped. A bad line queues nothing.
     Import(ImportArgs),
+    /// The hosts: paused ones (their server asked, with Retry-After) and the busiest, with
+    /// their queues and delays; --unpause HOST or --all lifts pauses.
+    Hosts(HostsArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -75,6 +78,24 @@ pub struct FrontierStatsArgs {
     #[arg(long)]
     pub json: bool,
     /// How many of the busiest hosts to list.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct HostsArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Lift this host's pause (`host[:port]`, as listed; repeatable).
+    #[arg(long = "unpause", value_name = "HOST", conflicts_with = "all")]
+    pub unpause: Vec<String>,
+    /// Lift every host's pause.
+    #[arg(long)]
+    pub all: bool,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of the busiest hosts to list besides the paused ones.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
 }
@@ -246,6 +267,10 @@ pub struct CrawlArgs {
     /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
+    /// The longest a server may pause a whole host, in seconds (429/503 with Retry-After);
+    /// a longer ask, or a pause kept from an earlier run, is cut to this.
+    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
+    pub max_host_pause: f64,
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -57,13 +57,18 @@ fn parse_rate(s: &str) -> Result<RateLimit> {
     Ok(RateLimit::new(max, Duration::from_secs_f64(count * unit_secs)))
 }
 
+/// `secs` as a duration, or an error naming `flag` (negative, not a number, or too large).
+fn seconds(secs: f64, flag: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(secs).map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds"))
+}
+
 /// Builds the crawl settings from the command line.
 pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
     }
     let mut downloader = DownloaderConfig {
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout: seconds(a.timeout, "--timeout")?,
         max_body_bytes: a.max_body,
         ..Default::default()
     };
@@ -74,7 +79,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         many => UserAgent::rotate(many.to_vec()),
     };
     let max_duration = match a.max_duration {
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) if s.is_finite() && s > 0.0 => Some(seconds(s, "--max-duration")?),
         Some(_) => bail!("--max-duration must be a positive number of seconds"),
         None => None,
     };
@@ -83,17 +88,14 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     }
     let robots = RobotsConfig {
         obey: !a.ignore_robots,
-        max_crawl_delay: Duration::from_secs_f64(a.max_crawl_delay),
+        max_crawl_delay: seconds(a.max_crawl_delay, "--max-crawl-delay")?,
         ..Default::default()
     };
     let auto_throttle = if a.auto_throttle {
-        let secs = |v: f64, flag: &str| {
-            Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds"))
-        };
         let t = AutoThrottle {
             target_concurrency: a.auto_throttle_target,
-            start_delay: secs(a.auto_throttle_start_delay, "--auto-throttle-start-delay")?,
-            max_delay: secs(a.auto_throttle_max_delay, "--auto-throttle-max-delay")?,
+            start_delay: seconds(a.auto_throttle_start_delay, "--auto-throttle-start-delay")?,
+            max_delay: seconds(a.auto_throttle_max_delay, "--auto-throttle-max-delay")?,
         };
         t.check()?;
         Some(t)
@@ -134,6 +136,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_pages: a.max_pages,
         max_duration,
         max_retries: a.retries,
+        max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,
         ..Default::default()
     })
 }
@@ -163,7 +166,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
             Some(store) => {
                 store.check_outputs(&[sink.name()])?;
-                super::state::announce(&store, "").await?;
+                super::state::announce(&store, "", cfg.max_host_pause).await?;
                 // The store is the frontier, the item journal and the cookie storage.
                 (store.clone(), Engine::new().with_journal(store.clone()).with_cookie_storage(store))
             }
@@ -205,6 +208,18 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     Ok(exit_code(&summary, &first))
 }
 
+/// Says on standard error when an output refused records, which the summary lists; `who`
+/// prefixes the line. Returns whether it did.
+pub fn lost_records(summary: &Summary, who: &str) -> bool {
+    if summary.unwritten == 0 && summary.sink_errors.is_empty() {
+        return false;
+    }
+    let n = summary.unwritten;
+    let items = if n == 1 { "item" } else { "items" };
+    eprintln!("error: {who}{n} {items} could not be written to the output (the summary above says why)");
+    true
+}
+
 /// Prints the human summary on standard error and writes the JSON one if asked.
 pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
     eprint!("{summary}");
@@ -216,8 +231,12 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Failure when nothing at all could be fetched; a crawl with some errors still succeeded.
+/// Failure when nothing at all could be fetched, or when an output refused records (they are
+/// missing from it); a crawl with some fetch errors still succeeded.
 fn exit_code(summary: &Summary, first_errors: &[String]) -> ExitCode {
+    if lost_records(summary, "") {
+        return ExitCode::FAILURE;
+    }
     if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
         eprintln!("error: no page could be fetched");
         for e in first_errors {

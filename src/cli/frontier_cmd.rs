@@ -1,4 +1,4 @@
-//! `kumo frontier stats|export|import`: the queue of a stopped crawl.
+//! `kumo frontier stats|export|import|hosts`: the queue of a stopped crawl.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +15,7 @@ pub fn run(c: FrontierCommand) -> Result<ExitCode> {
         FrontierCommand::Stats(a) => stats(a),
         FrontierCommand::Export(a) => export(a),
         FrontierCommand::Import(a) => import(a),
+        FrontierCommand::Hosts(a) => super::hosts_cmd::run(a),
     }
     .map(|()| ExitCode::SUCCESS)
 }
@@ -70,6 +71,15 @@ fn render(dir: &Path, s: &QueueStats, top: usize) -> String {
     }
     let kinds: Vec<String> = s.failures_by_kind.iter().map(|(k, n)| format!("{k}: {n}")).collect();
     let kinds = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+    if let Some(longest) = s.paused.first() {
+        let _ = writeln!(
+            t,
+            "paused:   {} hosts by their server, {} the longest ({} more; kumo frontier hosts lists them)",
+            s.paused.len(),
+            longest.host,
+            super::state::span(std::time::Duration::from_secs(longest.secs))
+        );
+    }
     let _ = writeln!(t, "failures: {}{kinds}", s.failures);
     let _ = writeln!(t, "seen:     {} URLs", s.seen);
     let _ = writeln!(t, "journal:  {} items not yet confirmed written", s.journal_pending);

@@ -6,6 +6,7 @@ mod bench;
 mod crawl;
 mod failures_cmd;
 mod frontier_cmd;
+mod hosts_cmd;
 mod inspect_io;
 mod interrupt;
 mod logging;

@@ -57,7 +57,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                 Some(store) => {
                     let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
                     store.check_outputs(&names).context(who.clone())?;
-                    state::announce(&store, &who).await?;
+                    state::announce(&store, &who, site.crawl.max_host_pause).await?;
                     SiteState { frontier: store.clone(), journal: Some(store.clone()), cookies: Some(store) }
                 }
                 None => SiteState::memory(&site),
@@ -83,6 +83,9 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                             p["invalid"]
                         );
                     }
+                }
+                if super::crawl::lost_records(&summary, &format!("site \"{}\": ", run.name)) {
+                    code = ExitCode::FAILURE;
                 }
                 summaries.insert(run.name, serde_json::to_value(&summary)?);
             }

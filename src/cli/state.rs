@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Result;
 use kumo_frontier::{Frontier, Politeness};
@@ -10,6 +11,18 @@ use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore, dir};
 use url::Url;
 
 use super::args::StateArgs;
+
+/// A duration as people read it: `2d 3h`, `4m 10s`, `12s`.
+pub fn span(d: Duration) -> String {
+    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let (days, hours, mins, secs) = (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60);
+    match (days, hours, mins) {
+        (0, 0, 0) => format!("{secs}s"),
+        (0, 0, _) => format!("{mins}m {secs}s"),
+        (0, _, _) => format!("{hours}h {mins}m"),
+        _ => format!("{days}d {hours}h"),
+    }
+}
 
 /// Where derived state directories go, relative to the working directory.
 pub const STATE_ROOT: &str = ".kumo/state";
@@ -66,8 +79,10 @@ pub fn open_at(a: &StateArgs, path: &Path, politeness: Politeness) -> Result<Opt
     Ok(Some(Arc::new(store)))
 }
 
-/// Says on standard error that a crawl resumes (and from where); `who` prefixes the line.
-pub async fn announce(store: &EmbeddedStore, who: &str) -> Result<()> {
+/// Says on standard error that a crawl resumes (and from where), and which hosts their
+/// server paused, for how long this run will wait (`max_pause`, the host pause cap) and how
+/// to lift it; `who` prefixes the lines.
+pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> Result<()> {
     if store.resumed() {
         let stats = store.stats().await?;
         eprintln!(
@@ -76,6 +91,19 @@ pub async fn announce(store: &EmbeddedStore, who: &str) -> Result<()> {
             stats.queued,
             stats.failed
         );
+        for h in store.host_views() {
+            let Some(left) = h.paused_for else { continue };
+            let waits = left.min(max_pause);
+            eprintln!(
+                "{who}  {} is paused by its server for {} more; this run waits {} \
+                 (kumo frontier hosts --state {} --unpause {} lifts it)",
+                h.key,
+                span(left),
+                span(waits),
+                store.dir().display(),
+                h.key
+            );
+        }
     } else {
         tracing::info!(state = %store.dir().display(), "{who}new crawl state");
     }

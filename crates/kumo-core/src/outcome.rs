@@ -87,6 +87,10 @@ pub enum ErrorKind {
     BadRedirect,
     /// The server kept answering with a retryable status (5xx, 429).
     Status,
+    /// The site's robots.txt stayed unavailable (5xx or unreachable) through every try, which
+    /// RFC 9309 reads as "disallow everything": the request was never sent. Not retried (its
+    /// robots.txt was); `kumo failures requeue --kind robots` tries again later.
+    Robots,
     /// A URL that could not be parsed.
     InvalidUrl,
     /// The output could not be written.
@@ -110,6 +114,7 @@ impl ErrorKind {
             ErrorKind::Decode => "decode",
             ErrorKind::BadRedirect => "bad-redirect",
             ErrorKind::Status => "status",
+            ErrorKind::Robots => "robots",
             ErrorKind::InvalidUrl => "invalid-url",
             ErrorKind::Io => "io",
             ErrorKind::Storage => "storage",

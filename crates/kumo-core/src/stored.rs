@@ -30,6 +30,10 @@ pub struct StoredRequest {
     pub kind: RequestKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Box<StoredExtra>>,
+    /// A retried request waits out its back-off until then (Unix milliseconds). Queue state,
+    /// not part of the request: kept by durable queues, so a restart does not retry at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before_ms: Option<u64>,
 }
 
 /// The parts most requests do not have.
@@ -100,6 +104,7 @@ impl From<&Request> for StoredRequest {
             source: r.source.as_ref().map(|u| u.as_str().into()),
             kind: r.kind,
             extra,
+            not_before_ms: None,
         }
     }
 }

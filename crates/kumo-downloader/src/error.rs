@@ -75,6 +75,17 @@ pub(crate) fn classify(e: &reqwest::Error) -> ErrorKind {
     }
 }
 
+/// A failure while the body was read. reqwest calls every one a decoding error, but kumo
+/// decodes bodies itself (reqwest is built without decoders): one here is the network (a
+/// reset mid-body, a connection closed before its Content-Length), which a retry may get
+/// past, so it is a body error (or a timeout), worded as what happened.
+pub(crate) fn body_error(e: &reqwest::Error, received: usize) -> (ErrorKind, String) {
+    let kind = if classify(e) == ErrorKind::Timeout { ErrorKind::Timeout } else { ErrorKind::Body };
+    // reqwest's own top line ("error decoding response body") says what it is not.
+    let cause = std::error::Error::source(e).map_or_else(|| e.to_string(), describe);
+    (kind, format!("the connection broke after {received} bytes of the body: {cause}"))
+}
+
 /// The error's message with its causes, which reqwest keeps in the source chain.
 pub(crate) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();

@@ -8,7 +8,7 @@ use kumo_core::charset;
 use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Response};
 
 use crate::decode;
-use crate::error::{classify, describe};
+use crate::error::{body_error, classify, describe};
 use crate::{BuildError, CookieJar, DownloaderConfig, FetchError};
 
 /// One downloader module: an ID, counters, and a pooled HTTP client.
@@ -162,7 +162,7 @@ async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> Result<Bytes, 
         let chunk = match resp.chunk().await {
             Ok(Some(c)) => c,
             Ok(None) => break,
-            Err(e) => return Err((classify(&e), describe(&e))),
+            Err(e) => return Err(body_error(&e, total)),
         };
         total += chunk.len();
         if total > cap {

@@ -232,3 +232,31 @@ async fn latency_is_the_time_to_the_headers() {
         r.elapsed
     );
 }
+
+/// A body cut short by the network (a reset mid-body; a connection closed before its
+/// Content-Length) is a body error, which the crawl retries, said as what happened: not a
+/// decoding error, which reqwest calls it.
+#[tokio::test]
+async fn a_body_cut_short_is_a_body_error() {
+    let body = "z".repeat(5000);
+    let server = ServerBuilder::new()
+        .fixture("/reset", Fixture::html(&body).trickle(250, Duration::from_millis(10)).reset_after(1000))
+        .fixture(
+            "/short",
+            Fixture::html(&body)
+                .with_header("content-length", "5000")
+                .trickle(250, Duration::from_millis(10))
+                .reset_after(1000),
+        )
+        .start()
+        .await
+        .unwrap();
+    let d = downloader(DownloaderConfig::default());
+    for path in ["/reset", "/short"] {
+        let e = d.fetch(get(&server.url(path))).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Body, "{path}: {e}");
+        assert!(e.kind.is_retryable());
+        assert!(!e.message.contains("decoding"), "{path}: {}", e.message);
+        assert!(e.message.contains("connection broke"), "{path}: {}", e.message);
+    }
+}

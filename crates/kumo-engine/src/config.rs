@@ -38,8 +38,12 @@ pub struct CrawlConfig {
     pub max_retries: u32,
     /// First retry delay; doubles with each attempt (with jitter).
     pub retry_backoff: Duration,
-    /// The longest `Retry-After` honored for one request; longer ones are cut to this.
+    /// The longest `Retry-After` honored for one request's retry; longer ones are cut to this.
     pub max_retry_after: Duration,
+    /// The longest a server may pause a whole host (429/503 with `Retry-After`); longer
+    /// asks are cut to this, and so are pauses kept from an earlier run when the crawl
+    /// starts.
+    pub max_host_pause: Duration,
     pub robots: RobotsConfig,
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
@@ -68,6 +72,7 @@ impl Default for CrawlConfig {
             max_retries: 2,
             retry_backoff: Duration::from_millis(500),
             max_retry_after: Duration::from_secs(120),
+            max_host_pause: Duration::from_secs(300),
             robots: RobotsConfig::default(),
             error_buffer: 1024,
             listeners: crate::Listeners::default(),

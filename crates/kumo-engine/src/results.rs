@@ -59,10 +59,10 @@ pub(crate) struct ItemBatch {
 }
 
 /// Exponential back-off with jitter: `base · 2^attempt`, times a random factor in [0.5, 1.5)
-/// so that many failures at once do not retry in lock-step.
+/// so that many failures at once do not retry in lock-step. Saturates, never panics.
 pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
     let exp = base.saturating_mul(1u32 << attempt.min(16));
-    exp.mul_f64(0.5 + fastrand::f64())
+    Duration::try_from_secs_f64(exp.as_secs_f64() * (0.5 + fastrand::f64())).unwrap_or(Duration::MAX)
 }
 
 pub(crate) fn storage_error(parts: &Parts, tally: &mut Tally, e: kumo_frontier::FrontierError) {
@@ -243,6 +243,12 @@ fn tally_failure_status(parts: &Parts, status: u16, url: &kumo_core::Url) -> Fai
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_never_overflows() {
+        assert!(backoff(Duration::MAX, 30) >= Duration::MAX / 2);
+        assert!(backoff(Duration::from_secs(u64::MAX / 2), 16) > Duration::ZERO);
+    }
 
     #[test]
     fn backoff_doubles_with_jitter() {

@@ -2,11 +2,14 @@
 //! and a bounded size, and consulted before every fetch.
 //!
 //! The downloader task that first needs an origin's rules fetches them inside its own lease,
-//! so the fetch counts against the host's parallelism like any request. A 5xx answer makes the
-//! origin unavailable: its requests are put back for `unavailable_backoff` and, after
-//! `max_unavailable` such answers in a row, recorded as failures. A robots.txt that cannot be
-//! reached at all (refused, timed out) is not cached: the page fetch goes ahead and meets the
-//! same error, which the ordinary retry path handles, so an unreachable host fails fast.
+//! so the fetch counts against the host's parallelism like any request. A 5xx answer or no
+//! answer at all (refused, reset, timed out) makes the origin unavailable, which RFC 9309
+//! §2.3.1.4 reads as "disallow everything": the answer is cached for a while, the origin's
+//! requests are put back (their host paused) meanwhile, and after `max_unavailable` such
+//! answers in a row they are recorded as failures of kind `robots`. A 5xx waits
+//! `unavailable_backoff` (the server is there and busy); no answer waits like a failed page
+//! (`unreachable_backoff`, doubling), so a dead host gives up in seconds and a silent one
+//! costs one timeout per try, as with `--ignore-robots`, not two.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,9 +33,13 @@ pub struct RobotsConfig {
     pub ttl: Duration,
     /// Origins whose rules are kept; the oldest are dropped beyond this.
     pub capacity: usize,
-    /// How long an origin whose robots.txt answered 5xx waits before it is tried again.
+    /// How long an origin whose robots.txt answered 5xx waits before it is tried again;
+    /// nothing is fetched from it meanwhile.
     pub unavailable_backoff: Duration,
-    /// 5xx answers in a row after which the origin's requests are recorded as failed.
+    /// How long an origin whose robots.txt could not be reached waits before the second try,
+    /// doubling with each try after; nothing is fetched from it meanwhile.
+    pub unreachable_backoff: Duration,
+    /// Unavailable answers in a row after which the origin's requests are recorded as failed.
     pub max_unavailable: u32,
 }
 
@@ -44,6 +51,7 @@ impl Default for RobotsConfig {
             ttl: Duration::from_secs(24 * 3600),
             capacity: 10_000,
             unavailable_backoff: Duration::from_secs(30),
+            unreachable_backoff: Duration::from_millis(500),
             max_unavailable: 3,
         }
     }
@@ -63,10 +71,11 @@ pub struct RobotsStats {
 pub(crate) enum Decision {
     Allow,
     Disallow,
-    /// Put back for this long (robots.txt answered 5xx).
+    /// Put back for this long (robots.txt answered 5xx, or could not be reached).
     Unavailable(Duration),
-    /// robots.txt kept answering 5xx: record the request as failed.
-    GiveUp,
+    /// robots.txt stayed unavailable through every try: record the request as failed, with
+    /// why.
+    GiveUp(String),
 }
 
 /// A decision, and what the check learned about the host when its rules were new.
@@ -83,8 +92,12 @@ pub(crate) struct Check {
 struct Entry {
     answer: RobotsAnswer,
     fetched_at: Instant,
-    /// 5xx answers in a row, this one included.
+    /// Unavailable answers in a row, this one included.
     unavailable_streak: u32,
+    /// Why it is unavailable: "answered 503", "unreachable: …".
+    why: String,
+    /// How long the answer is trusted.
+    ttl: Duration,
 }
 
 type Slot = Arc<OnceCell<Arc<Entry>>>;
@@ -129,11 +142,7 @@ impl RobotsCache {
         if let Some(slot) = map.get(origin) {
             match slot.get() {
                 Some(e) => {
-                    let ttl = match e.answer {
-                        RobotsAnswer::Unavailable => self.cfg.unavailable_backoff,
-                        RobotsAnswer::Rules(_) => self.cfg.ttl,
-                    };
-                    if e.fetched_at.elapsed() < ttl {
+                    if e.fetched_at.elapsed() < e.ttl {
                         return (slot.clone(), 0);
                     }
                     let streak = e.unavailable_streak;
@@ -158,11 +167,6 @@ impl RobotsCache {
         (slot, 0)
     }
 
-    fn forget(&self, origin: &str) {
-        let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.remove(origin);
-    }
-
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
         let allow = || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new() };
@@ -174,27 +178,24 @@ impl RobotsCache {
         {
             return allow();
         }
+        let Some(robots) = robots_url(url) else { return allow() };
         let origin = url.origin().ascii_serialization();
         let (slot, streak) = self.slot(&origin);
         let was_known = slot.initialized();
         let entry = slot
-            .get_or_try_init(|| async {
-                let robots = robots_url(url).ok_or(())?;
-                match self.fetch(&robots, dl).await {
-                    Some(answer) => {
-                        let unavailable_streak =
-                            if matches!(answer, RobotsAnswer::Unavailable) { streak + 1 } else { 0 };
-                        Ok(Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak }))
+            .get_or_init(|| async {
+                let (answer, why, reached) = self.fetch(&robots, dl).await;
+                let (unavailable_streak, ttl) = match answer {
+                    RobotsAnswer::Rules(_) => (0, self.cfg.ttl),
+                    RobotsAnswer::Unavailable if reached => (streak + 1, self.cfg.unavailable_backoff),
+                    RobotsAnswer::Unavailable => {
+                        let doubled = 1u32 << streak.min(16);
+                        (streak + 1, self.cfg.unreachable_backoff.saturating_mul(doubled))
                     }
-                    None => Err(()),
-                }
+                };
+                Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak, why, ttl })
             })
             .await;
-        let Ok(entry) = entry else {
-            // Unreachable: not cached; the page fetch will meet the same error.
-            self.forget(&origin);
-            return allow();
-        };
         let fresh = (!was_known).then(|| match &entry.answer {
             RobotsAnswer::Rules(r) => self.capped_delay(r),
             RobotsAnswer::Unavailable => None,
@@ -206,9 +207,14 @@ impl RobotsCache {
                 Decision::Disallow
             }
             RobotsAnswer::Unavailable if entry.unavailable_streak >= self.cfg.max_unavailable => {
-                Decision::GiveUp
+                Decision::GiveUp(format!(
+                    "robots.txt unavailable {} times in a row ({}), so nothing is fetched from {origin}",
+                    entry.unavailable_streak, entry.why
+                ))
             }
-            RobotsAnswer::Unavailable => Decision::Unavailable(self.cfg.unavailable_backoff),
+            RobotsAnswer::Unavailable => {
+                Decision::Unavailable(entry.ttl.saturating_sub(entry.fetched_at.elapsed()))
+            }
         };
         let sitemaps = match (&entry.answer, was_known) {
             (RobotsAnswer::Rules(r), false) => {
@@ -233,26 +239,36 @@ impl RobotsCache {
         Some(d)
     }
 
-    /// Fetches robots.txt, following up to five redirects (RFC 9309 §2.3.1.2). `None` when
-    /// the origin could not be reached at all.
-    async fn fetch(&self, url: &Url, dl: &Downloader) -> Option<RobotsAnswer> {
+    /// Fetches robots.txt, following up to five redirects (RFC 9309 §2.3.1.2). An origin
+    /// that cannot be reached (refused, reset, timed out) is unavailable, as one answering
+    /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the flag whether
+    /// the server answered at all.
+    async fn fetch(&self, url: &Url, dl: &Downloader) -> (RobotsAnswer, String, bool) {
         let mut target = url.clone();
         for _ in 0..=5 {
             self.fetched.fetch_add(1, Ordering::Relaxed);
-            let resp = dl.fetch(Request::get(target.clone())).await.ok()?;
+            let resp = match dl.fetch(Request::get(target.clone())).await {
+                Ok(resp) => resp,
+                Err(e) => {
+                    self.unavailable.fetch_add(1, Ordering::Relaxed);
+                    let why = format!("unreachable: {}: {}", e.kind, e.message);
+                    return (RobotsAnswer::Unavailable, why, false);
+                }
+            };
             match resp.redirect_location() {
                 Some(Ok(next)) if matches!(next.scheme(), "http" | "https") => target = next,
-                Some(_) => return Some(RobotsAnswer::Rules(RobotsRules::AllowAll)),
+                Some(_) => return (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true),
                 None => {
-                    let answer = RobotsAnswer::from_response(resp.status.as_u16(), &resp.body, &self.agent);
+                    let status = resp.status.as_u16();
+                    let answer = RobotsAnswer::from_response(status, &resp.body, &self.agent);
                     if matches!(answer, RobotsAnswer::Unavailable) {
                         self.unavailable.fetch_add(1, Ordering::Relaxed);
                     }
-                    return Some(answer);
+                    return (answer, format!("answered {status}"), true);
                 }
             }
         }
         // Too many redirects: treated like "no robots.txt" (4xx), as RFC 9309 allows.
-        Some(RobotsAnswer::Rules(RobotsRules::AllowAll))
+        (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true)
     }
 }

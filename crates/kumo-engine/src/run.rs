@@ -129,6 +129,15 @@ pub(crate) async fn seed(
     for s in skips {
         *tally_skips.entry(s).or_default() += 1;
     }
+    // Pauses kept from an earlier run wait no longer than this run allows.
+    for cut in parts.frontier.cap_pauses(None, parts.cfg.max_host_pause).await? {
+        tracing::warn!(
+            host = %cut.host,
+            "its server asked for a pause of {}s more; cut to {}s (the host pause cap)",
+            cut.was.as_secs(),
+            cut.now.as_secs()
+        );
+    }
     if parts.with_throttle(|t| t.needs_resume()) == Some(true) {
         // A resumed crawl's throttle goes on from the delays the frontier kept.
         let kept = parts.frontier.learned_delays().await?;
@@ -206,6 +215,9 @@ fn first_error(errors: Vec<kumo_pipeline::SinkError>) -> Result<(), String> {
     errors.into_iter().next().map_or(Ok(()), |e| Err(e.to_string()))
 }
 
+/// Output errors the summary keeps word for word (all are counted).
+const MAX_SINK_ERRORS: usize = 3;
+
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
     parts: &mut Parts,
@@ -252,12 +264,18 @@ pub(crate) async fn run(
     drop((fetched_rx, result_tx));
 
     let mut pipeline = parts.take_pipeline();
+    let unwritten_before = pipeline.unwritten();
     let pipe_errors = parts.errors.clone();
     let journal = parts.journal.clone();
     let pipe_task = tokio::spawn(async move {
         let mut failed = BTreeMap::<String, u64>::new();
+        // A sink's errors lose records: the summary keeps the first few as they read.
+        let mut sink_errors = Vec::new();
         let mut report = |pipeline: &Pipeline, kind: ErrorKind, message: String| {
             *failed.entry(format!("{}:{}", Stage::Pipeline, kind)).or_default() += 1;
+            if kind == ErrorKind::Io && sink_errors.len() < MAX_SINK_ERRORS {
+                sink_errors.push(message.clone());
+            }
             pipe_errors.send(CrawlError {
                 stage: Stage::Pipeline,
                 kind,
@@ -282,7 +300,7 @@ pub(crate) async fn run(
         if let Err(m) = checkpoints.maybe_commit(&mut pipeline, true).await {
             report(&pipeline, ErrorKind::Storage, m);
         }
-        (pipeline, failed)
+        (pipeline, failed, sink_errors)
     });
 
     // A resumed crawl counts on from its last commit.
@@ -298,7 +316,8 @@ pub(crate) async fn run(
     let mut leased_total = pages_at_start;
     let mut cause: Option<StopCause> = None;
     let mut stopping = false;
-    let deadline = cfg.max_duration.map(|d| tokio::time::Instant::now() + d);
+    // A duration past any clock means no deadline.
+    let deadline = cfg.max_duration.and_then(|d| tokio::time::Instant::now().checked_add(d));
     let progress = parts.progress.clone();
     let frontier = parts.frontier.clone();
     let mut group = Group::new();
@@ -423,7 +442,7 @@ pub(crate) async fn run(
     drop(result_rx);
     while workers.join_next().await.is_some() {}
     drop(item_tx);
-    let (pipeline, pipe_failed) = match pipe_task.await {
+    let (pipeline, pipe_failed, sink_errors) = match pipe_task.await {
         Ok(v) => v,
         Err(e) => panic!("pipeline task panicked: {e}"),
     };
@@ -438,6 +457,7 @@ pub(crate) async fn run(
             p => serde_json::json!({ "sinks": pipeline.sink_names(), "processors": p }),
         },
     };
+    let unwritten = pipeline.unwritten() - unwritten_before;
     parts.put_pipeline(pipeline);
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
@@ -464,6 +484,8 @@ pub(crate) async fn run(
         errors_dropped: parts.errors.dropped(),
         retries: tally.retries,
         failed: tally.failed,
+        unwritten,
+        sink_errors,
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         modules: Modules {

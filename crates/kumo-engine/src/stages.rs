@@ -146,8 +146,8 @@ impl DownloadStage {
                 ));
                 return reply(Outcome::Deferred(wait), pause, extra);
             }
-            Decision::GiveUp => {
-                let e = FetchError::new(ErrorKind::Status, "robots.txt kept answering 5xx", lease.request);
+            Decision::GiveUp(why) => {
+                let e = FetchError::new(ErrorKind::Robots, why, lease.request);
                 return reply(Outcome::Failed(e), adjust, extra);
             }
         }
@@ -275,11 +275,16 @@ impl ParseStage {
         let status = resp.status.as_u16();
         if is_retryable_status(status) {
             let retry_after = retry_after(&resp);
-            // 429 and 503 say "slow down": the whole host waits, not just this request.
-            let adjust = matches!(status, 429 | 503).then(|| {
-                let pause = retry_after.unwrap_or(self.cfg.retry_backoff);
-                (resp.request.host_key(), HostAdjustment { pause: Some(pause), ..Default::default() })
-            });
+            // 429 and 503 with a Retry-After ask the whole host to wait: it does, up to the
+            // cap, so one URL cannot stall a site for a day. Any other failure backs off the
+            // request alone.
+            let pause = match (status, retry_after) {
+                (429 | 503, Some(wait)) => Some(wait.min(self.cfg.max_host_pause)),
+                _ => None,
+            };
+            let adjust = pause
+                .filter(|p| !p.is_zero())
+                .map(|p| (resp.request.host_key(), HostAdjustment { pause: Some(p), ..Default::default() }));
             let retry_after = retry_after.map(|d| d.min(self.cfg.max_retry_after));
             return (
                 Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request) },
@@ -396,11 +401,12 @@ impl ParseStage {
 /// Sitemap indexes followed below a sitemap seed.
 const MAX_SITEMAP_NESTING: u8 = 3;
 
-/// The `Retry-After` header: delay-seconds or an HTTP date.
+/// The `Retry-After` header: delay-seconds or an HTTP date. Any value is a duration (callers
+/// cap it); a number too large for `u64` is the largest there is.
 fn retry_after(resp: &Response) -> Option<Duration> {
     let v = resp.headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
     }
     let at = httpdate::parse_http_date(v).ok()?;
     Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())

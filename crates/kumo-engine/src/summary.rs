@@ -92,6 +92,10 @@ pub struct Summary {
     pub errors_dropped: u64,
     pub retries: u64,
     pub failed: u64,
+    /// Items an output refused in this run: records missing from it (`sink_errors` says why).
+    pub unwritten: u64,
+    /// The first errors of the outputs (a refused write, a failed flush), as they read.
+    pub sink_errors: Vec<String>,
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
     pub robots: RobotsStats,
@@ -122,6 +126,13 @@ impl fmt::Display for Summary {
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",
             self.retries, self.failed, self.frontier.queued, self.frontier.hosts
         )?;
+        if self.unwritten > 0 || !self.sink_errors.is_empty() {
+            let items = if self.unwritten == 1 { "item" } else { "items" };
+            writeln!(f, "  NOT WRITTEN: {} {items}, refused by an output:", self.unwritten)?;
+            for e in &self.sink_errors {
+                writeln!(f, "    {e}")?;
+            }
+        }
         let r = &self.robots;
         if r.fetched > 0 {
             writeln!(

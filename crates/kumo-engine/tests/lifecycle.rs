@@ -154,6 +154,8 @@ async fn an_unread_error_stream_never_blocks_the_crawl() {
     }
     let server = ServerBuilder::new().fixture("/", Fixture::html(&index)).start().await.unwrap();
     let mut cfg = config(&server.url("/"));
+    // Page fetches' connect errors, not robots.txt's (which would disallow the dead host).
+    cfg.robots.obey = false;
     cfg.max_retries = 1;
     cfg.error_buffer = 2;
     let (summary, _) = crawl(cfg).await;
@@ -210,4 +212,49 @@ async fn an_oversized_body_is_a_typed_failure() {
     assert_eq!(summary.failed, 1);
     assert_eq!(summary.errors["downloader:too-large"], 1, "too large is not retried");
     assert_eq!(ErrorKind::TooLarge.as_str(), "too-large");
+}
+
+/// An output that refuses the records of one page.
+struct Refusing;
+
+#[async_trait::async_trait]
+impl kumo_pipeline::Sink for Refusing {
+    fn name(&self) -> String {
+        "refusing".into()
+    }
+
+    async fn write(&mut self, items: &[kumo_core::Item]) -> Result<(), kumo_pipeline::SinkError> {
+        match items.iter().any(|i| i.get("url").and_then(|u| u.as_str()).is_some_and(|u| u.ends_with("/bad")))
+        {
+            true => Err(kumo_pipeline::SinkError::Resume { target: "refusing".into(), reason: "no".into() }),
+            false => Ok(()),
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), kumo_pipeline::SinkError> {
+        Ok(())
+    }
+}
+
+/// A record an output refuses is never lost in silence: the summary counts it and keeps the
+/// output's error as it reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_an_output_refuses_are_in_the_summary() {
+    let server = ServerBuilder::new()
+        .fixture("/", Fixture::html("<a href=/bad>b</a>"))
+        .fixture("/bad", Fixture::html("bad"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    let mut engine = Engine::new();
+    engine.init(cfg.clone(), frontier(&cfg), vec![Box::new(Refusing)]).unwrap();
+    engine.start().await.unwrap();
+    let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    assert_eq!(summary.pages, 2);
+    assert_eq!(summary.unwritten, 1, "the refused page's record");
+    assert_eq!(summary.sink_errors.len(), 1);
+    assert!(summary.sink_errors[0].contains("no"), "{:?}", summary.sink_errors);
+    assert!(summary.to_string().contains("NOT WRITTEN: 1 item, refused by an output"), "{summary}");
 }

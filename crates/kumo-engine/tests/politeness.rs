@@ -98,6 +98,56 @@ async fn a_missing_robots_txt_allows_all_and_a_failing_one_backs_off() {
     assert!(down.hits().iter().all(|h| h.target == "/robots.txt"));
 }
 
+/// RFC 9309 §2.3.1.4: a robots.txt that cannot be reached (a network error) means complete
+/// disallow for a while, as a 5xx does: nothing is fetched until it answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_robots_txt_disallows_until_it_answers() {
+    let cut = Fixture::html("User-agent: *\nAllow: /\n").trickle(4, Duration::from_millis(5)).reset_after(8);
+    let server = ServerBuilder::new()
+        .fixture_sequence("/robots.txt", vec![cut, robots("User-agent: *\nAllow: /\n")])
+        .fixture("/", Fixture::html("home"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.unreachable_backoff = Duration::from_millis(200);
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 1);
+    let hits = server.hits();
+    let targets: Vec<&str> = hits.iter().map(|h| h.target.as_str()).collect();
+    assert_eq!(
+        targets,
+        ["/robots.txt", "/robots.txt", "/"],
+        "nothing fetched while robots.txt is unreachable"
+    );
+    assert!(hits[1].at.duration_since(hits[0].at) >= Duration::from_millis(200), "backed off");
+    assert_eq!(summary.robots.unavailable, 1);
+}
+
+/// A host that never answers costs one timeout per try (its robots.txt's), not two: the
+/// failed robots.txt fetch is remembered, its pages are never requested, and after the
+/// tries robots.txt is allowed they are recorded as failed, with why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_host_costs_one_timeout_per_try() {
+    let silent = Fixture::html("late").latency(Duration::from_secs(30));
+    let server = ServerBuilder::new()
+        .fixture("/robots.txt", silent.clone())
+        .fixture("/", silent.clone())
+        .fixture("/a", silent)
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.downloader.timeout = Duration::from_millis(300);
+    cfg.robots.unreachable_backoff = Duration::from_millis(50);
+    let (summary, items) = crawl(cfg).await;
+    assert!(items.is_empty());
+    let targets: Vec<String> = server.hits().into_iter().map(|h| h.target).collect();
+    assert_eq!(targets, ["/robots.txt"; 3], "three tries of robots.txt, no page requested");
+    assert_eq!(summary.failed, 1, "the page is recorded as failed");
+    assert_eq!(summary.errors.get("downloader:robots"), Some(&1), "{:?}", summary.errors);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_delay_is_honored_and_capped() {
     let pages = ["/1", "/2", "/3", "/4"];

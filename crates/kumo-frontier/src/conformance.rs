@@ -45,7 +45,9 @@ where
     ack_drains(&make(cfg(open_policy()))).await;
     retry_returns_the_request(&make(cfg(open_policy()))).await;
     defer_keeps_the_retry_count(&make(cfg(open_policy()))).await;
+    a_retry_waits_alone(&make(cfg(open_policy()))).await;
     adjust_host_pauses_and_slows(&make(cfg(open_policy()))).await;
+    pauses_are_listed_capped_and_lifted(&make(cfg(open_policy()))).await;
     learned_delay_goes_down_and_up(&make(cfg(Politeness {
         default: HostPolicy { parallelism: 1000, ..Default::default() },
         rules: vec![
@@ -146,6 +148,87 @@ pub async fn retry_returns_the_request(f: &impl Frontier) {
     assert_eq!(again.len(), 1, "a returned lease is queued again");
     assert_eq!(again[0].request.url, l.request.url);
     assert_eq!(again[0].request.retries, 1, "the retry count grows");
+}
+
+/// A retried request waits out its back-off alone: its host hands out its other requests
+/// meanwhile, and the request comes back once its back-off is over.
+pub async fn a_retry_waits_alone(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0)]).await.expect("push");
+    let first = lease_all(f).await;
+    assert_eq!(first.len(), 2);
+    let by_path =
+        |ls: &[crate::Lease], p: &str| ls.iter().find(|l| l.request.url.path() == p).expect("leased").id;
+    f.complete(vec![Completion::Retry { lease: by_path(&first, "/1"), after: Duration::from_secs(600) }])
+        .await
+        .expect("retry");
+    f.push(vec![req("http://a.test/3", 0)]).await.expect("push");
+    let next = lease_all(f).await;
+    let paths: Vec<&str> = next.iter().map(|l| l.request.url.path()).collect();
+    assert_eq!(paths, ["/3"], "the host goes on while its retried request backs off");
+    done(f, next[0].id).await;
+    done(f, by_path(&first, "/2")).await;
+    let s = f.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (1, 0), "the request backing off is still queued");
+    match f.readiness().await.expect("readiness") {
+        Readiness::At(at) => assert!(at >= Instant::now() + Duration::from_secs(500), "{at:?}"),
+        other => panic!("the back-off decides when the host has work again, got {other:?}"),
+    }
+    let view = f.hosts().await.expect("hosts");
+    let a = view.iter().find(|h| &*h.key == "a.test").expect("a.test listed");
+    assert_eq!((a.queued, a.backing_off, a.paused_for), (1, 1, None), "backing off, not paused");
+
+    // A short back-off ends: the request comes back, its retry count grown.
+    f.push(vec![req("http://b.test/1", 0)]).await.expect("push");
+    let b = lease_all(f).await.pop().expect("b.test leased");
+    let start = Instant::now();
+    let short = Duration::from_millis(100);
+    f.complete(vec![Completion::Retry { lease: b.id, after: short }]).await.expect("retry");
+    let mut again = Vec::new();
+    // Bounded wait: 100 ms of back-off; give up after 5 s.
+    for _ in 0..100 {
+        again = lease_all(f).await;
+        if !again.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(again.len(), 1, "the retried request came back");
+    assert!(start.elapsed() >= short, "after its back-off");
+    assert_eq!((again[0].request.url.as_str(), again[0].request.retries), ("http://b.test/1", 1));
+}
+
+/// Pauses are listed with what is left of them, capped, and lifted, for every host or for
+/// the hosts named; a lifted host hands out its requests at once.
+pub async fn pauses_are_listed_capped_and_lifted(f: &impl Frontier) {
+    f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://b.test/1", 0)])
+        .await
+        .expect("push");
+    let day = HostAdjustment { pause: Some(Duration::from_secs(86_400)), ..Default::default() };
+    f.adjust_host("a.test", day).await.expect("adjust");
+    f.adjust_host("b.test", day).await.expect("adjust");
+    assert!(lease_all(f).await.is_empty(), "both hosts paused");
+    let paused = |view: &[crate::HostView], host: &str| {
+        view.iter().find(|h| &*h.key == host).and_then(|h| h.paused_for)
+    };
+    let view = f.hosts().await.expect("hosts");
+    for h in ["a.test", "b.test"] {
+        let left = paused(&view, h).expect("paused");
+        assert!(left > Duration::from_secs(86_000) && left <= Duration::from_secs(86_400), "{h}: {left:?}");
+    }
+    let five_min = Duration::from_secs(300);
+    let cut = f.cap_pauses(None, five_min).await.expect("cap");
+    assert_eq!(cut.len(), 2, "both pauses cut: {cut:?}");
+    assert!(cut.iter().all(|c| c.was > Duration::from_secs(86_000) && c.now == five_min), "{cut:?}");
+    let view = f.hosts().await.expect("hosts");
+    assert!(paused(&view, "a.test").is_some_and(|p| p <= five_min), "capped, still paused");
+    assert!(f.cap_pauses(None, five_min).await.expect("cap").is_empty(), "nothing longer left to cut");
+    assert!(lease_all(f).await.is_empty(), "a capped pause still holds");
+
+    let cut = f.cap_pauses(Some(&["a.test"]), Duration::ZERO).await.expect("lift");
+    assert_eq!(cut.iter().map(|c| &*c.host).collect::<Vec<_>>(), ["a.test"], "only the host named");
+    let got: Vec<String> = lease_all(f).await.into_iter().map(|l| l.request.url.to_string()).collect();
+    assert_eq!(got, ["http://a.test/1", "http://a.test/2"], "a lifted host goes at once; b.test waits");
+    assert_eq!(paused(&f.hosts().await.expect("hosts"), "a.test"), None);
 }
 
 pub async fn unknown_lease_is_an_error(f: &impl Frontier) {
@@ -581,4 +664,34 @@ where
     let mut leased = lease_all(&f).await;
     leased.retain(|l| l.request.url.host_str() == Some("g.test"));
     assert_eq!(leased.len(), 1, "the learned delay spaces the host's requests after a reopen");
+
+    // The pause can be lifted after a reopen, and the lift is kept.
+    let cut = f.cap_pauses(Some(&["e.test"]), Duration::ZERO).await.expect("lift");
+    assert_eq!(cut.len(), 1, "the reopened pause is a pause: {cut:?}");
+    drop(f);
+    let f = open();
+    let mut leased = lease_all(&f).await;
+    leased.retain(|l| l.request.url.host_str() == Some("e.test"));
+    assert_eq!(leased.len(), 1, "a lifted pause stays lifted");
+
+    // A retried request's back-off survives a reopen, and holds only that request.
+    f.push(vec![req("http://h.test/1", 0)]).await.expect("push");
+    let h1 = lease_all(&f).await.into_iter().find(|l| l.request.url.host_str() == Some("h.test"));
+    let h1 = h1.expect("h.test/1 leased");
+    f.complete(vec![Completion::Retry { lease: h1.id, after: Duration::from_secs(300) }])
+        .await
+        .expect("retry");
+    f.push(vec![req("http://h.test/2", 0)]).await.expect("push");
+    drop(f);
+    let f = open();
+    let got: Vec<String> = lease_all(&f)
+        .await
+        .into_iter()
+        .filter(|l| l.request.url.host_str() == Some("h.test"))
+        .map(|l| l.request.url.path().to_string())
+        .collect();
+    assert_eq!(got, ["/2"], "h.test/1 still backs off after a reopen; h.test/2 goes");
+    let h = f.hosts().await.expect("hosts");
+    let h = h.iter().find(|v| &*v.key == "h.test").expect("h.test listed");
+    assert_eq!(h.backing_off, 1);
 }

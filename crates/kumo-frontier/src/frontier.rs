@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use kumo_core::{ErrorKind, Fingerprint, Item, Request};
 use serde::{Deserialize, Serialize};
 
-use crate::FrontierError;
+use crate::{FrontierError, HostView, LiftedPause};
 
 /// Identifies one hand-out of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,8 +37,9 @@ pub enum Completion {
     /// Fetched and handled; `discovered` are new requests it produced (checked against the
     /// seen set as part of the same completion).
     Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)> },
-    /// Try again: no sooner than `after` from now, and the host waits that long too. The
-    /// request's retry count grows.
+    /// Try again, no sooner than `after` from now; the host goes on with its other requests
+    /// meanwhile (a pause for the whole host is a [`HostAdjustment`]). The request's retry
+    /// count grows.
     Retry { lease: LeaseId, after: Duration },
     /// Put back without counting an attempt (the request was not tried: its host must wait,
     /// for example right after its robots.txt was fetched).
@@ -94,7 +95,9 @@ impl FrontierStats {
 pub struct HostAdjustment {
     /// Raise the host's delay floor to at least this (robots.txt `Crawl-delay`).
     pub min_delay: Option<Duration>,
-    /// Hand out nothing for the host for this long from now (`Retry-After`, 429, 503).
+    /// Hand out nothing for the host for this long from now (429/503 with `Retry-After`,
+    /// robots.txt unavailable). A pause is kept apart from the host's delay: it can be listed
+    /// ([`Frontier::hosts`]), capped and lifted ([`Frontier::cap_pauses`]).
     pub pause: Option<Duration>,
     /// Set the host's learned delay (adaptive throttle), lower or higher than before; it is
     /// raised to the rule's delay if below it.
@@ -189,6 +192,23 @@ pub trait Frontier: Send + Sync {
     /// so a resumed crawl's throttle goes on from them. The default (a backend that keeps
     /// none) is empty.
     async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
+        Ok(Vec::new())
+    }
+
+    /// Cuts the pauses of `hosts` (every host when `None`) to at most `max` from now;
+    /// `Duration::ZERO` lifts them. Returns the pauses it cut. The default (a backend that
+    /// keeps no pauses) cuts nothing.
+    async fn cap_pauses(
+        &self,
+        _hosts: Option<&[&str]>,
+        _max: Duration,
+    ) -> Result<Vec<LiftedPause>, FrontierError> {
+        Ok(Vec::new())
+    }
+
+    /// Every host the frontier knows, with what it waits for (its pause, its requests backing
+    /// off). The default is empty.
+    async fn hosts(&self) -> Result<Vec<HostView>, FrontierError> {
         Ok(Vec::new())
     }
 

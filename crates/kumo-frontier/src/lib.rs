@@ -18,6 +18,7 @@ pub mod conformance;
 mod error;
 mod exact_seen;
 mod frontier;
+mod instant;
 mod memory;
 mod packed;
 mod politeness;
@@ -32,7 +33,9 @@ pub use frontier::{
     Commit, CommitReport, Completion, CountersFn, FailureRecord, Frontier, FrontierStats, HostAdjustment,
     Lease, LeaseId, PushReport, Readiness,
 };
+pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{HostPolicy, HostRule, Politeness, RateLimit};
+pub use schedule::{HostView, LiftedPause};
 pub use scope::{Scope, ScopeConfig, ScopeError, UrlPattern};
 pub use seen::{MemorySeenSet, SeenSet};

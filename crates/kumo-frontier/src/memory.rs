@@ -10,7 +10,7 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use crate::schedule::{Entry, HostTable, Leased};
 use crate::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    Lease, LeaseId, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
+    HostView, Lease, LeaseId, LiftedPause, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -43,7 +43,7 @@ impl State {
     fn enqueue(&mut self, req: &Request, now: Instant) {
         let (i, _) = self.table.host_for(&req.host_key(), now);
         self.next_seq += 1;
-        self.table.enqueue(i, Entry { seq: self.next_seq, request: StoredRequest::from(req) }, now);
+        self.table.enqueue(i, Entry::new(self.next_seq, StoredRequest::from(req)), now);
     }
 
     fn lease(&mut self, max: usize, now: Instant) -> Vec<Lease> {
@@ -162,6 +162,18 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
         Ok(())
     }
 
+    async fn cap_pauses(
+        &self,
+        hosts: Option<&[&str]>,
+        max: Duration,
+    ) -> Result<Vec<LiftedPause>, FrontierError> {
+        Ok(self.lock().table.cap_pauses(hosts, max, Instant::now()))
+    }
+
+    async fn hosts(&self) -> Result<Vec<HostView>, FrontierError> {
+        Ok(self.lock().table.host_views(Instant::now()))
+    }
+
     async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
         Ok(self.lock().table.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect())
     }
@@ -219,17 +231,22 @@ impl<S: SeenSet> MemoryFrontier<S> {
                         Err(e) => note(e),
                     }
                 }
-                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
-                    let counts = matches!(c, Completion::Retry { .. });
+                Completion::Retry { lease, after } => {
                     let now = Instant::now();
                     let mut st = self.lock();
                     match st.table.take_lease(lease) {
                         Ok(mut out) => {
-                            if counts {
-                                out.entry.request.retries += 1;
-                            }
-                            st.table.requeue_front(out.host, out.entry, after, now);
+                            out.entry.request.retries += 1;
+                            st.table.retry_later(out.host, out.entry, after, now);
                         }
+                        Err(e) => note(e),
+                    }
+                }
+                Completion::Defer { lease, after } => {
+                    let now = Instant::now();
+                    let mut st = self.lock();
+                    match st.table.take_lease(lease) {
+                        Ok(out) => st.table.requeue_front(out.host, out.entry, after, now),
                         Err(e) => note(e),
                     }
                 }

@@ -68,7 +68,8 @@ impl HostPolicy {
             let nanos = self.random_delay.as_nanos().min(u64::MAX as u128) as u64;
             Duration::from_nanos(fastrand::u64(0..nanos))
         };
-        self.delay + margin + random
+        // Saturating: a delay may be as long as a server asked (a Crawl-delay, capped later).
+        self.delay.saturating_add(margin).saturating_add(random)
     }
 }
 

@@ -10,6 +10,8 @@ use std::time::Duration;
 use kumo_core::Url;
 use texting_robots::Robot;
 
+use crate::FAR;
+
 /// The most of a robots.txt that is read (RFC 9309 asks parsers to read at least 500 KiB).
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 
@@ -55,12 +57,14 @@ impl RobotsRules {
         }
     }
 
-    /// The `Crawl-delay` for our agent, if any and sane.
+    /// The `Crawl-delay` for our agent, if any and sane; one too long for a `Duration`
+    /// (`Crawl-delay: 1e30`) is [`FAR`] (callers cap it), never a panic.
     pub fn crawl_delay(&self) -> Option<Duration> {
         match self {
-            RobotsRules::Rules(r) => {
-                r.delay.filter(|d| d.is_finite() && *d > 0.0).map(|d| Duration::from_secs_f64(d as f64))
-            }
+            RobotsRules::Rules(r) => r
+                .delay
+                .filter(|d| d.is_finite() && *d > 0.0)
+                .map(|d| Duration::try_from_secs_f64(d as f64).unwrap_or(FAR)),
             RobotsRules::AllowAll => None,
         }
     }
@@ -108,6 +112,17 @@ mod tests {
         let RobotsAnswer::Rules(r) = RobotsAnswer::from_response(404, txt, "kumo") else { panic!() };
         assert!(r.allowed(&url("http://h/private/x")), "4xx allows everything");
         assert!(matches!(RobotsAnswer::from_response(503, txt, "kumo"), RobotsAnswer::Unavailable));
+    }
+
+    #[test]
+    fn a_crawl_delay_too_long_for_a_duration_is_far_not_a_panic() {
+        for delay in ["1e30", "340282346638528859811704183484516925440", "99999999999999999999"] {
+            let txt = format!("User-agent: *\nCrawl-delay: {delay}\n");
+            let RobotsAnswer::Rules(r) = RobotsAnswer::from_response(200, txt.as_bytes(), "kumo") else {
+                panic!()
+            };
+            assert_eq!(r.crawl_delay(), Some(FAR), "{delay}");
+        }
     }
 
     #[test]

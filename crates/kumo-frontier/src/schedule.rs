@@ -11,6 +11,12 @@
 //! each level in memory: at most `spill_at` entries per level are buffered, later ones are
 //! counted as *spilled* and read back in order (by sequence number, after the level's cursor)
 //! when the buffer runs dry. The in-memory backend never spills.
+//!
+//! **Waits.** A retried request waits out its own back-off (`schedule/waits.rs`) while its
+//! host serves its other requests; only what the server asks of the whole host (a pause for
+//! 429/503 with `Retry-After`, robots.txt unavailable) or a delay holds the host. Pauses are
+//! kept apart from delays, so they can be listed, capped and lifted. Every instant computed
+//! from a duration goes through [`later`], so no duration a server sends can overflow.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -19,14 +25,28 @@ use std::time::{Duration, Instant};
 
 use kumo_core::{Priority, StoredRequest};
 
+use crate::instant::later;
 use crate::politeness::RateLog;
 use crate::{FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
+
+mod waits;
+
+pub use waits::{HostView, LiftedPause};
 
 /// A queued request and its position in its level (sequence numbers grow with each push).
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub seq: u64,
     pub request: StoredRequest,
+    /// A retried request is not handed out before this (its back-off); its host goes on.
+    pub not_before: Option<Instant>,
+}
+
+impl Entry {
+    /// An entry that may go as soon as its host may.
+    pub fn new(seq: u64, request: StoredRequest) -> Self {
+        Entry { seq, request, not_before: None }
+    }
 }
 
 /// Where an enqueued entry went.
@@ -73,10 +93,17 @@ struct Host {
     levels: BTreeMap<Reverse<Priority>, Level>,
     queued: usize,
     in_flight: u32,
+    /// When the host's delay (or a hold) lets it go next; a pause is kept apart.
     next_at: Instant,
-    /// Until when the host is held whatever its delay (pauses, retry and deferral waits, a
-    /// restored spacing): a lowered delay never moves `next_at` before this.
+    /// Until when the host is held whatever its delay (deferral waits, a restored spacing): a
+    /// lowered delay never moves `next_at` before this.
     hold_until: Instant,
+    /// Until when the server asked the whole host to wait (429/503 with `Retry-After`,
+    /// robots.txt unavailable). Apart from `next_at` so it can be shown, capped and lifted.
+    paused_until: Option<Instant>,
+    /// Retried requests waiting out their own back-off, by when they may go and sequence.
+    /// Counted in `queued`; each goes back to the front of its level when due.
+    backoff: BTreeMap<(Instant, u64), Entry>,
     /// The rule's policy, except that `delay` is the effective one: the largest of the rule's
     /// delay, `floor` and `learned`.
     policy: HostPolicy,
@@ -112,7 +139,7 @@ impl Host {
         }
         self.policy.delay = delay;
         if let Some(t) = self.last_lease {
-            self.next_at = self.hold_until.max(t + self.policy.next_gap());
+            self.next_at = self.hold_until.max(later(t, self.policy.next_gap()));
         }
     }
 
@@ -120,6 +147,16 @@ impl Host {
     fn hold(&mut self, until: Instant) {
         self.hold_until = self.hold_until.max(until);
         self.next_at = self.next_at.max(until);
+    }
+
+    /// Pauses the host until `until` at least (what its server asked).
+    fn pause(&mut self, until: Instant) {
+        self.paused_until = Some(self.paused_until.map_or(until, |p| p.max(until)));
+    }
+
+    /// When the host may go next: its delay, holds and pause together.
+    fn free_at(&self) -> Instant {
+        self.paused_until.map_or(self.next_at, |p| p.max(self.next_at))
     }
 }
 
@@ -179,6 +216,8 @@ impl HostTable {
             in_flight: 0,
             next_at: now,
             hold_until: now,
+            paused_until: None,
+            backoff: BTreeMap::new(),
             policy,
             rule_delay: policy.delay,
             floor: Duration::ZERO,
@@ -218,14 +257,22 @@ impl HostTable {
     pub fn schedule(&mut self, i: usize, now: Instant) {
         let h = &mut self.hosts[i];
         h.generation += 1;
+        waits::wake_due(h, now);
         if h.queued == 0 || h.in_flight >= h.policy.parallelism.max(1) {
             return;
         }
-        // The host may go when its delay has passed and every rate window has a token.
-        let at = match &h.rate {
-            None => h.next_at,
-            Some(r) => r.next_free().map_or(h.next_at, |t| t.max(h.next_at)),
+        // The host may go when its delay and pause have passed and every rate window has a
+        // token, and it has a request that is not backing off.
+        let free = h.free_at();
+        let mut at = match &h.rate {
+            None => free,
+            Some(r) => r.next_free().map_or(free, |t| t.max(free)),
         };
+        if h.levels.is_empty()
+            && let Some(&(due, _)) = h.backoff.keys().next()
+        {
+            at = at.max(due);
+        }
         if at <= now {
             let prio = h.head_priority().unwrap_or_default();
             self.heap_seq += 1;
@@ -235,15 +282,16 @@ impl HostTable {
         }
     }
 
-    /// Queues an entry at the back of its level. `make` builds the request only if it is
-    /// buffered, so a backend reopening a large queue decodes just the heads.
+    /// Queues an entry at the back of its level. `make` builds the request (and its
+    /// not-before, if it is backing off) only if it is buffered, so a backend reopening a
+    /// large queue decodes just the heads.
     pub fn enqueue_with<E>(
         &mut self,
         i: usize,
         priority: Priority,
         seq: u64,
         now: Instant,
-        make: impl FnOnce() -> Result<StoredRequest, E>,
+        make: impl FnOnce() -> Result<(StoredRequest, Option<Instant>), E>,
     ) -> Result<Placement, E> {
         let spill_at = self.spill_at;
         let h = &mut self.hosts[i];
@@ -257,7 +305,8 @@ impl HostTable {
             level.spilled += 1;
             Placement::Spilled
         } else {
-            level.buf.push_back(Entry { seq, request: make()? });
+            let (request, not_before) = make()?;
+            level.buf.push_back(Entry { seq, request, not_before });
             level.cursor = level.cursor.max(seq);
             Placement::Buffered
         };
@@ -274,23 +323,19 @@ impl HostTable {
     pub fn enqueue(&mut self, i: usize, entry: Entry, now: Instant) -> Placement {
         let prio = entry.request.priority;
         let seq = entry.seq;
-        match self.enqueue_with::<std::convert::Infallible>(i, prio, seq, now, || Ok(entry.request)) {
+        let make = || Ok((entry.request, entry.not_before));
+        match self.enqueue_with::<std::convert::Infallible>(i, prio, seq, now, make) {
             Ok(p) => p,
             Err(never) => match never {},
         }
     }
 
-    /// Puts a request that was out back at the front of its level; the host waits `after`.
+    /// Puts a request that was out back at the front of its level; the host waits `after`
+    /// (a deferral: the host must wait, not the request).
     pub fn requeue_front(&mut self, i: usize, entry: Entry, after: Duration, now: Instant) {
         let h = &mut self.hosts[i];
-        h.hold(now + after);
-        let level = h.levels.entry(Reverse(entry.request.priority)).or_insert_with(|| Level {
-            buf: VecDeque::new(),
-            spilled: 0,
-            cursor: 0,
-        });
-        level.cursor = level.cursor.max(entry.seq);
-        level.buf.push_front(entry);
+        h.hold(later(now, after));
+        push_front(h, entry);
         h.queued += 1;
         self.queued += 1;
         self.schedule(i, now);
@@ -377,6 +422,13 @@ impl HostTable {
                 self.schedule(i, now);
                 continue;
             };
+            // Read back from storage still backing off: it waits apart, the host goes on.
+            if entry.not_before.is_some_and(|t| t > now) {
+                waits::set_aside(&mut self.hosts[i], entry);
+                self.queued += 1;
+                self.schedule(i, now);
+                continue;
+            }
             let h = &mut self.hosts[i];
             match entry.request.to_request() {
                 Ok(req) => {
@@ -386,7 +438,7 @@ impl HostTable {
                     }
                     let gap = h.policy.next_gap();
                     if !gap.is_zero() {
-                        h.next_at = now + gap;
+                        h.next_at = later(now, gap);
                     }
                     // Kept for every host: a delay set later counts from it.
                     h.last_lease = Some(now);
@@ -396,7 +448,7 @@ impl HostTable {
                     }
                     self.next_lease += 1;
                     let id = self.next_lease;
-                    let deadline = now + self.lease_ttl;
+                    let deadline = later(now, self.lease_ttl);
                     self.deadlines.push(Reverse((deadline, id)));
                     self.leases.insert(id, Out { host: i, entry, deadline, released: false });
                     out.leases.push(Lease { id: LeaseId(id), request: req });
@@ -471,20 +523,20 @@ impl HostTable {
         }
         h.update_delay();
         if let Some(p) = adj.pause {
-            h.hold(now + p);
+            h.pause(later(now, p));
         }
         self.schedule(i, now);
         i
     }
 
     /// A host's politeness state worth keeping across restarts: its raised delay, its
-    /// learned delay, the instant it may next go, and its last lease.
+    /// learned delay, the instant it may next go (its pause included), and its last lease.
     pub fn pacing(&self, i: usize) -> HostPacing {
         let h = &self.hosts[i];
         HostPacing {
             delay: h.rule_delay.max(h.floor),
             learned: h.learned,
-            next_at: h.next_at,
+            next_at: h.free_at(),
             last_lease: h.last_lease,
         }
     }
@@ -506,7 +558,8 @@ impl HostTable {
     /// Restores a host's politeness state from an earlier run (`delay`: its raised delay,
     /// `learned`: its learned one). Without knowing what happened after its last lease, the
     /// host waits two delays from it, and a rate-limited host counts its windows as full at
-    /// that lease, so a restart never bursts past a limit.
+    /// that lease, so a restart never bursts past a limit. A `not_before` later than that
+    /// spacing is a pause (its server asked for it), so it can be capped and lifted.
     pub fn restore_pacing(
         &mut self,
         i: usize,
@@ -521,19 +574,34 @@ impl HostTable {
             h.learned = Some(d.max(h.rule_delay));
         }
         h.update_delay();
-        let mut at = not_before;
+        let now = Instant::now();
+        let mut spacing = now;
         if let Some(t) = last_lease {
             // The lease time is known, not when its request reached the server (a killed run
             // may have sent it late): a second delay covers that.
-            at = at.max(t + h.policy.next_gap() + h.policy.delay);
+            spacing = later(later(t, h.policy.next_gap()), h.policy.delay);
             if let Some(r) = &mut h.rate {
                 r.assume_full_at(t);
             }
+            h.hold(spacing);
         }
-        h.hold(at);
+        if not_before > spacing.max(now) {
+            h.pause(not_before);
+        }
         h.last_lease = last_lease;
-        self.schedule(i, Instant::now());
+        self.schedule(i, now);
     }
+}
+
+/// Puts `entry` at the front of its level (it was out, so its place is first).
+fn push_front(h: &mut Host, entry: Entry) {
+    let level = h.levels.entry(Reverse(entry.request.priority)).or_insert_with(|| Level {
+        buf: VecDeque::new(),
+        spilled: 0,
+        cursor: 0,
+    });
+    level.cursor = level.cursor.max(entry.seq);
+    level.buf.push_front(entry);
 }
 
 /// See [`HostTable::pacing`].

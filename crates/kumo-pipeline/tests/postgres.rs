@@ -356,3 +356,47 @@ async fn the_harness_stops_its_server_and_removes_its_files() {
     })
     .await
 }
+
+/// PostgreSQL stores no U+0000, in `text` nor in `jsonb` (keys included): the sink writes
+/// U+FFFD in its place rather than losing the row (and with it the whole batch).
+#[tokio::test]
+async fn nul_characters_are_replaced_not_a_lost_batch() {
+    within(async {
+        let pg = pg().await;
+        let db = client(pg).await;
+        let nul = "a\u{0}b";
+        let clean = "a\u{FFFD}b";
+        let item = || {
+            Item::new()
+                .with("url", "http://h/nul")
+                .with("title", nul)
+                .with("tags", json!([nul, {nul: nul}]))
+                .with(nul, 1)
+        };
+        let fine = Item::new().with("url", "http://h/fine").with("title", "fine");
+
+        let mut sink = PostgresSink::connect(&pg.url(), PgSinkConfig::jsonb("nul_jsonb").with_key(["url"]))
+            .await
+            .unwrap();
+        sink.write(&[fine.clone(), item()]).await.unwrap();
+        let rows = db.query("SELECT item FROM nul_jsonb ORDER BY id", &[]).await.unwrap();
+        let got: Vec<Value> = rows.iter().map(|r| r.get(0)).collect();
+        assert_eq!(got.len(), 2, "the batch was written whole");
+        assert_eq!(got[1]["title"], clean);
+        assert_eq!(got[1]["tags"], json!([clean, {clean: clean}]));
+        assert_eq!(got[1][clean], 1);
+
+        let cols = vec![
+            ColumnSpec::new("url", PgType::Text),
+            ColumnSpec::new("title", PgType::Text),
+            ColumnSpec::new("tags", PgType::Jsonb),
+        ];
+        let mut sink =
+            PostgresSink::connect(&pg.url(), PgSinkConfig::columns("nul_typed", cols)).await.unwrap();
+        sink.write(&[fine, item()]).await.unwrap();
+        let rows = db.query("SELECT title, tags FROM nul_typed ORDER BY url", &[]).await.unwrap();
+        let got: Vec<(String, Option<Value>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [("fine".into(), None), (clean.into(), Some(json!([clean, {clean: clean}])))]);
+    })
+    .await
+}

@@ -32,6 +32,15 @@ fn auto_throttle_is_off_unless_asked_for() {
     );
 }
 
+/// `max_host_pause_secs` caps how long a server may pause a host (Retry-After on 429/503);
+/// left out, it is the engine's default.
+#[test]
+fn the_host_pause_cap_is_a_site_setting() {
+    assert_eq!(file(HEAD).sites[0].crawl.max_host_pause, Duration::from_secs(300));
+    let set = file(&format!("{HEAD}max_host_pause_secs = 60\n"));
+    assert_eq!(set.sites[0].crawl.max_host_pause, Duration::from_secs(60));
+}
+
 #[test]
 fn auto_throttle_mistakes_are_named() {
     let e = err(&format!("{HEAD}auto_throttle = {{ target_concurrency = 0.0 }}\n"));

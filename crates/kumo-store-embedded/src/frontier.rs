@@ -11,7 +11,7 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use kumo_frontier::schedule::{Entry, Leased};
 use kumo_frontier::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    Lease, LeaseId, PushReport, Readiness,
+    HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, later,
 };
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,25 @@ use crate::store::{COUNTERS, EmbeddedStore, ITEMS_END, Inner, Spaces};
 pub struct StoredFailure {
     pub record: FailureRecord,
     pub request: StoredRequest,
+}
+
+/// A queued request as stored: its JSON, with the back-off it waits out if it has one.
+fn queued_value(request: &mut StoredRequest, not_before_ms: Option<u64>) -> Result<Vec<u8>, FrontierError> {
+    // Set only for the write: in memory the table keeps the back-off as an instant.
+    request.not_before_ms = not_before_ms;
+    let value = serde_json::to_vec(request).map_err(encode);
+    request.not_before_ms = None;
+    value
+}
+
+/// A stored queue entry: the request, and the instant its back-off ends if it has one.
+pub(crate) fn read_queued(
+    value: &[u8],
+    clock: Clock,
+) -> Result<(StoredRequest, Option<Instant>), serde_json::Error> {
+    let mut request: StoredRequest = serde_json::from_slice(value)?;
+    let not_before = request.not_before_ms.take().map(|ms| clock.to_instant(ms));
+    Ok((request, not_before))
 }
 
 fn host_id(i: usize) -> u32 {
@@ -78,7 +97,7 @@ impl EmbeddedStore {
         let seq = inner.queue_seq;
         let value = serde_json::to_vec(&request).map_err(encode)?;
         b.insert(&sp.queue, &keys::queue(host_id(i), request.priority, seq)[..], value);
-        inner.table.enqueue(i, Entry { seq, request }, now);
+        inner.table.enqueue(i, Entry::new(seq, request), now);
         Ok(())
     }
 
@@ -113,7 +132,8 @@ impl EmbeddedStore {
 
     pub(crate) fn apply(&self, c: Commit) -> Result<CommitReport, FrontierError> {
         let sp = &self.sp;
-        let now = Instant::now();
+        let clock = Clock::now();
+        let now = clock.instant();
         let mut b = self.batch();
         let mut inner = self.lock();
         let inner = &mut *inner;
@@ -134,17 +154,23 @@ impl EmbeddedStore {
                         Err(_) => report.stale += 1,
                     }
                 }
-                Completion::Retry { lease, after } | Completion::Defer { lease, after } => {
-                    let counts = matches!(completion, Completion::Retry { .. });
+                Completion::Retry { lease, after } => {
                     let Ok(mut out) = inner.table.take_lease(lease) else {
                         report.stale += 1;
                         continue;
                     };
-                    if counts {
-                        out.entry.request.retries += 1;
-                        let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
-                        b.insert(&sp.queue, &k[..], serde_json::to_vec(&out.entry.request).map_err(encode)?);
-                    }
+                    out.entry.request.retries += 1;
+                    // The back-off is written with the request, so a restart keeps it.
+                    let not_before = (!after.is_zero()).then(|| clock.to_unix_ms(later(now, after)));
+                    let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
+                    b.insert(&sp.queue, &k[..], queued_value(&mut out.entry.request, not_before)?);
+                    inner.table.retry_later(out.host, out.entry, after, now);
+                }
+                Completion::Defer { lease, after } => {
+                    let Ok(out) = inner.table.take_lease(lease) else {
+                        report.stale += 1;
+                        continue;
+                    };
                     inner.table.requeue_front(out.host, out.entry, after, now);
                 }
                 Completion::Failed { lease, failure } => {
@@ -192,6 +218,7 @@ impl Frontier for EmbeddedStore {
     async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError> {
         let sp = &self.sp;
         let mut inner = self.lock();
+        let clock = Clock::now();
         let mut refill = |host: usize, prio, after: u64, max: usize| {
             let from = keys::queue(host_id(host), prio, after.saturating_add(1));
             let to = keys::queue(host_id(host), prio, u64::MAX);
@@ -200,13 +227,13 @@ impl Frontier for EmbeddedStore {
                 let (k, v) = kv.into_inner().map_err(db)?;
                 let (_, _, seq) =
                     keys::parse_queue(&k).ok_or_else(|| FrontierError::Storage("bad queue key".into()))?;
-                let request = serde_json::from_slice(&v)
+                let (request, not_before) = read_queued(&v, clock)
                     .map_err(|e| FrontierError::Storage(format!("queued request {seq}: {e}")))?;
-                out.push(Entry { seq, request });
+                out.push(Entry { seq, request, not_before });
             }
             Ok(out)
         };
-        let Leased { leases, invalid } = inner.table.lease(max, Instant::now(), &mut refill)?;
+        let Leased { leases, invalid } = inner.table.lease(max, clock.instant(), &mut refill)?;
         let mut b = self.batch();
         // A paced host's last lease is written before its request leaves, so a restart after a
         // kill keeps the spacing the server sees (paced hosts lease slowly: this is cheap).
@@ -270,6 +297,18 @@ impl Frontier for EmbeddedStore {
         b.commit().map_err(db)
     }
 
+    async fn cap_pauses(
+        &self,
+        hosts: Option<&[&str]>,
+        max: Duration,
+    ) -> Result<Vec<LiftedPause>, FrontierError> {
+        self.cap_host_pauses(hosts, max)
+    }
+
+    async fn hosts(&self) -> Result<Vec<HostView>, FrontierError> {
+        Ok(self.lock().table.host_views(Instant::now()))
+    }
+
     async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
         Ok(self.lock().table.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect())
     }
@@ -294,6 +333,29 @@ impl Frontier for EmbeddedStore {
 }
 
 impl EmbeddedStore {
+    /// [`Frontier::cap_pauses`], for a running crawl or a stopped one's state: the hosts
+    /// whose pause was cut get their records rewritten in one batch.
+    pub fn cap_host_pauses(
+        &self,
+        hosts: Option<&[&str]>,
+        max: Duration,
+    ) -> Result<Vec<LiftedPause>, FrontierError> {
+        let mut inner = self.lock();
+        let clock = Clock::now();
+        let cut = inner.table.cap_pauses(hosts, max, clock.instant());
+        if cut.is_empty() {
+            return Ok(cut);
+        }
+        let mut b = self.batch();
+        for c in &cut {
+            let Some(i) = inner.table.host_index(&c.host) else { continue };
+            let rec = HostRecord::from_pacing(&c.host, inner.table.pacing(i), clock);
+            b.insert(&self.sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+        }
+        b.commit().map_err(db)?;
+        Ok(cut)
+    }
+
     /// Every recorded failure with its sequence number, oldest first.
     pub fn stored_failures(&self) -> Result<Vec<(u64, StoredFailure)>, FrontierError> {
         let mut out = Vec::new();

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use kumo_frontier::later;
 use kumo_frontier::schedule::HostPacing;
 use serde::{Deserialize, Serialize};
 
@@ -45,9 +46,16 @@ impl Clock {
         }
     }
 
+    /// The instant this clock read at.
+    pub fn instant(self) -> Instant {
+        self.instant
+    }
+
+    /// Never panics, whatever a damaged or foreign record holds: a far future is cut to a
+    /// century.
     pub fn to_instant(self, ms: u64) -> Instant {
         if ms >= self.unix_ms {
-            self.instant + Duration::from_millis(ms - self.unix_ms)
+            later(self.instant, Duration::from_millis(ms - self.unix_ms))
         } else {
             self.instant.checked_sub(Duration::from_millis(self.unix_ms - ms)).unwrap_or(self.instant)
         }
@@ -80,6 +88,16 @@ impl HostRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record from a damaged or foreign state, or a pause as long as a server may ask,
+    /// restores to a far instant, never a panic.
+    #[test]
+    fn any_stored_instant_converts() {
+        let clock = Clock::now();
+        assert_eq!(clock.to_instant(u64::MAX), clock.instant() + kumo_frontier::FAR);
+        assert!(clock.to_instant(0) <= clock.instant());
+        assert!(clock.to_unix_ms(clock.instant() + kumo_frontier::FAR) > clock.unix_ms);
+    }
 
     /// A record written before the learned delay existed still loads (no learned delay), and
     /// one with it round-trips.

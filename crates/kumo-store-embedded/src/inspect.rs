@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use kumo_core::request::host_key;
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, StoredRequest, Url};
-use kumo_frontier::{Commit, PushReport};
+use kumo_frontier::{Commit, HostView, PushReport};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{COUNTERS, corrupt};
@@ -36,6 +36,9 @@ pub struct QueueStats {
     pub seen: usize,
     /// Items committed but not yet confirmed written by the outputs.
     pub journal_pending: usize,
+    /// Hosts their server asked to pause, longest pause first (`kumo frontier hosts` lists
+    /// and lifts them).
+    pub paused: Vec<PausedHost>,
     /// The crawl's saved counters (pages, items, …) as the engine wrote them.
     pub counters: Option<serde_json::Value>,
 }
@@ -44,6 +47,13 @@ pub struct QueueStats {
 pub struct HostCount {
     pub host: String,
     pub queued: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PausedHost {
+    pub host: String,
+    /// Seconds left, rounded up.
+    pub secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -140,6 +150,19 @@ impl EmbeddedStore {
             *failures_by_kind.entry(f.record.kind.as_str().to_string()).or_default() += 1;
         }
         let counters = self.sp.meta.get(COUNTERS)?.and_then(|v| serde_json::from_slice(&v).ok());
+        let mut paused: Vec<PausedHost> = inner
+            .table
+            .host_views(Instant::now())
+            .into_iter()
+            .filter_map(|h| {
+                let left = h.paused_for?;
+                Some(PausedHost {
+                    host: h.key.to_string(),
+                    secs: left.as_secs() + u64::from(left.subsec_nanos() > 0),
+                })
+            })
+            .collect();
+        paused.sort_unstable_by(|a, b| b.secs.cmp(&a.secs).then_with(|| a.host.cmp(&b.host)));
         Ok(QueueStats {
             queued,
             hosts: inner.table.hosts(),
@@ -154,8 +177,14 @@ impl EmbeddedStore {
             failures_by_kind,
             seen: inner.seen.len(),
             journal_pending: (inner.items.end().last_seq - crate::journal::consumed_upto(&self.sp)?) as usize,
+            paused,
             counters,
         })
+    }
+
+    /// Every host of the state, with its queue, delay, pause and requests backing off.
+    pub fn host_views(&self) -> Vec<HostView> {
+        self.lock().table.host_views(Instant::now())
     }
 
     /// Writes every queued request as one JSON line, in queue order (host by host, best
@@ -218,6 +247,7 @@ impl EmbeddedStore {
             };
             let mut request = f.request;
             request.retries = 0;
+            request.not_before_ms = None;
             b.remove(&self.sp.failures, &keys::seq(seq)[..]);
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
             report.requeued += 1;

@@ -32,5 +32,5 @@ mod wal_check;
 pub use error::StoreError;
 pub use frontier::StoredFailure;
 pub use import::{ImportError, parse_line, read_requests};
-pub use inspect::{DepthCount, HostCount, PriorityCount, QueueStats, RequeueReport};
+pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats, RequeueReport};
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

@@ -21,7 +21,6 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use kumo_core::StoredRequest;
 use kumo_frontier::schedule::HostTable;
 use kumo_frontier::{ExactSeenSet, Politeness};
 
@@ -231,7 +230,7 @@ impl EmbeddedStore {
             inner.queue_seq = inner.queue_seq.max(seq);
             inner
                 .table
-                .enqueue_with(host as usize, prio, seq, now, || serde_json::from_slice::<StoredRequest>(&v))
+                .enqueue_with(host as usize, prio, seq, now, || crate::frontier::read_queued(&v, clock))
                 .map_err(|e| corrupt(&self.dir, format!("queued request {seq}: {e}")))?;
             any = true;
         }

@@ -21,7 +21,7 @@ fn table() -> HostTable {
 fn push(t: &mut HostTable, url: &str, now: Instant) {
     let r = Request::get(Url::parse(url).unwrap());
     let (i, _) = t.host_for(&r.host_key(), now);
-    t.enqueue(i, Entry { seq: 0, request: StoredRequest::from(&r) }, now);
+    t.enqueue(i, Entry::new(0, StoredRequest::from(&r)), now);
 }
 
 fn no_refill() -> impl FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> {
@@ -153,7 +153,7 @@ fn spilled_entries_are_read_back_in_order() {
     for seq in 1..=5u64 {
         let r = Request::get(Url::parse(&format!("http://h.test/{seq}")).unwrap());
         let (i, _) = t.host_for("h.test", now);
-        let e = Entry { seq, request: StoredRequest::from(&r) };
+        let e = Entry::new(seq, StoredRequest::from(&r));
         disk.push(e.clone());
         placements.push(t.enqueue(i, e, now));
     }
@@ -170,4 +170,33 @@ fn spilled_entries_are_read_back_in_order() {
     assert_eq!(paths, ["/1", "/2", "/3", "/4", "/5"]);
     assert_eq!(reads, 2, "read back two at a time");
     assert_eq!(t.queued(), 0);
+}
+
+/// A pause, a retry's back-off or a deferral as long as a server may ask
+/// (`Retry-After: 18446744073709551615`) is a century, never an overflow.
+#[test]
+fn no_wait_overflows_the_clock() {
+    let open = HostPolicy { parallelism: 100, ..Default::default() };
+    let mut t = HostTable::new(Politeness { default: open, rules: vec![] }, Duration::MAX, usize::MAX);
+    let now = Instant::now();
+    for i in 0..3 {
+        push(&mut t, &format!("http://a.test/{i}"), now);
+    }
+    let huge = Duration::from_secs(u64::MAX);
+    let mut leases = lease(&mut t, now);
+    assert_eq!(leases.len(), 3, "a lease time-to-live past any clock is a century");
+    let mut out = |t: &mut HostTable| t.take_lease(leases.pop().unwrap().id).unwrap();
+    let o = out(&mut t);
+    t.retry_later(o.host, o.entry, huge, now);
+    let o = out(&mut t);
+    t.requeue_front(o.host, o.entry, Duration::MAX, now);
+    t.adjust(
+        "a.test",
+        HostAdjustment { pause: Some(huge), min_delay: Some(Duration::MAX), ..Default::default() },
+        now,
+    );
+    assert_eq!(t.readiness(now), Readiness::At(now + crate::FAR));
+    let view = t.host_views(now);
+    assert_eq!(view[0].paused_for, Some(crate::FAR));
+    assert_eq!(view[0].backing_off, 1);
 }

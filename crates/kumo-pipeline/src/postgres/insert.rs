@@ -7,6 +7,7 @@ use std::collections::hash_map::Entry;
 use kumo_core::Item;
 use serde_json::Value;
 
+use crate::postgres::nul;
 use crate::postgres::schema::{ITEM_COLUMN, ident, key_target};
 use crate::postgres::value::{PgValue, convert, shorten};
 use crate::postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig};
@@ -122,7 +123,7 @@ impl InsertPlan {
                 reason,
             };
             let row = match &self.columns {
-                None => vec![PgValue::Item(item)],
+                None => vec![PgValue::Item(nul::item(item))],
                 Some(columns) => columns
                     .iter()
                     .map(|c| convert(item.get(&c.name), c.ty).map_err(|reason| fail(&c.name, reason)))
@@ -136,7 +137,11 @@ impl InsertPlan {
             for (i, field) in key.iter().enumerate() {
                 let part = match &self.columns {
                     Some(_) => self.key_at.get(i).and_then(|&c| row[c].key_text()),
-                    None => arrow_text(item.get(field)),
+                    // The key as the server reads it: from the item as written.
+                    None => match &row[0] {
+                        PgValue::Item(written) => arrow_text(written.get(field)),
+                        _ => None,
+                    },
                 };
                 parts.push(part.ok_or_else(|| fail(field, "the key field is missing or null".into()))?);
             }

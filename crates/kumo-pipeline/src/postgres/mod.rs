@@ -5,11 +5,14 @@
 //! the table replaces that row, so sending a batch twice (after a crash) changes nothing.
 //! Values are converted before anything is sent: an item that does not fit fails its batch
 //! with an error naming the item and the field, and nothing of that batch is written.
+//! PostgreSQL stores no U+0000 in `text` or `jsonb`: the sink writes U+FFFD in its place
+//! (`nul.rs`) rather than have the server refuse the batch.
 
 mod config;
 mod conninfo;
 mod error;
 mod insert;
+mod nul;
 mod schema;
 mod timestamp;
 mod value;

@@ -1,4 +1,5 @@
-//! Item values converted to column types, and their encoding as statement parameters.
+//! Item values converted to column types, and their encoding as statement parameters. Text
+//! and JSON go through `nul.rs`: PostgreSQL stores no U+0000.
 
 use std::borrow::Cow;
 use std::error::Error;
@@ -8,7 +9,7 @@ use kumo_core::Item;
 use serde_json::Value;
 use tokio_postgres::types::{IsNull, Json, ToSql, Type, to_sql_checked};
 
-use crate::postgres::{PgType, timestamp};
+use crate::postgres::{PgType, nul, timestamp};
 
 /// One statement parameter.
 #[derive(Debug)]
@@ -18,10 +19,10 @@ pub(crate) enum PgValue<'a> {
     BigInt(i64),
     Double(f64),
     Bool(bool),
-    Json(&'a Value),
+    Json(Cow<'a, Value>),
     Time(SystemTime),
     /// A whole item, for the `jsonb` table.
-    Item(&'a Item),
+    Item(Cow<'a, Item>),
 }
 
 impl PgValue<'_> {
@@ -46,7 +47,7 @@ pub(crate) fn convert(value: Option<&Value>, ty: PgType) -> Result<PgValue<'_>, 
     let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(PgValue::Null) };
     let fail = || Err(format!("cannot convert {} to {}", describe(value), ty.sql()));
     Ok(match (ty, value) {
-        (PgType::Text, Value::String(s)) => PgValue::Text(Cow::Borrowed(s)),
+        (PgType::Text, Value::String(s)) => PgValue::Text(nul::text(s)),
         (PgType::Text, Value::Number(n)) => PgValue::Text(Cow::Owned(n.to_string())),
         (PgType::Text, Value::Bool(b)) => PgValue::Text(Cow::Borrowed(if *b { "true" } else { "false" })),
         (PgType::Text, v) => PgValue::Text(Cow::Owned(v.to_string())),
@@ -73,7 +74,7 @@ pub(crate) fn convert(value: Option<&Value>, ty: PgType) -> Result<PgValue<'_>, 
         (PgType::Bool, Value::Bool(b)) => PgValue::Bool(*b),
         (PgType::Bool, Value::String(s)) if s.trim().eq_ignore_ascii_case("true") => PgValue::Bool(true),
         (PgType::Bool, Value::String(s)) if s.trim().eq_ignore_ascii_case("false") => PgValue::Bool(false),
-        (PgType::Jsonb, v) => PgValue::Json(v),
+        (PgType::Jsonb, v) => PgValue::Json(nul::json(v)),
         (PgType::TimestampTz, Value::String(s)) => match timestamp::parse(s) {
             Some(t) => PgValue::Time(t),
             None => return fail(),
@@ -123,7 +124,7 @@ impl ToSql for PgValue<'_> {
             PgValue::Bool(b) => b.to_sql_checked(ty, out),
             PgValue::Json(v) => v.to_sql_checked(ty, out),
             PgValue::Time(t) => t.to_sql_checked(ty, out),
-            PgValue::Item(item) => Json(item).to_sql_checked(ty, out),
+            PgValue::Item(item) => Json(item.as_ref()).to_sql_checked(ty, out),
         }
     }
 

@@ -294,6 +294,9 @@ pub(super) fn site(
         auto_throttle,
         max_pages: raw.max_pages,
         robots: kumo_engine::RobotsConfig { obey: raw.obey_robots, ..Default::default() },
+        max_host_pause: raw
+            .max_host_pause_secs
+            .map_or(CrawlConfig::default().max_host_pause, Duration::from_secs),
         ..Default::default()
     };
     crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;

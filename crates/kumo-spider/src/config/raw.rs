@@ -40,6 +40,9 @@ pub(super) struct RawSite {
     pub max_pages: u64,
     #[serde(default = "yes")]
     pub obey_robots: bool,
+    /// The longest a server may pause a whole host (429/503 with `Retry-After`), in seconds;
+    /// the engine's default (300) when left out.
+    pub max_host_pause_secs: Option<u64>,
     #[serde(default)]
     pub follow: RawFollow,
     #[serde(default)]
