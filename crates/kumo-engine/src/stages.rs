@@ -276,12 +276,15 @@ impl ParseStage {
         if is_retryable_status(status) {
             let retry_after = retry_after(&resp);
             // 429 and 503 with a Retry-After ask the whole host to wait: it does, up to the
-            // cap, so one URL cannot stall a site for a day. Any other failure backs off the
-            // request alone.
+            // cap, so one URL cannot stall a site for a day. A bare 429 still says "too many
+            // requests": the host waits the request's back-off. Any other failure (a flaky
+            // page's 500, a bare 503) backs off the request alone.
             let pause = match (status, retry_after) {
-                (429 | 503, Some(wait)) => Some(wait.min(self.cfg.max_host_pause)),
+                (429 | 503, Some(wait)) => Some(wait),
+                (429, None) => Some(self.cfg.retry_backoff.saturating_mul(1 << resp.request.retries.min(16))),
                 _ => None,
-            };
+            }
+            .map(|wait| wait.min(self.cfg.max_host_pause));
             let adjust = pause
                 .filter(|p| !p.is_zero())
                 .map(|p| (resp.request.host_key(), HostAdjustment { pause: Some(p), ..Default::default() }));

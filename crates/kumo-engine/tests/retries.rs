@@ -97,6 +97,34 @@ async fn a_retry_waits_alone_while_its_host_goes_on() {
     assert!(others_done < flaky[1], "the host was not held");
 }
 
+/// A bare 429 (no Retry-After) still pauses its host for the request's back-off: no other page
+/// of the host is asked for meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_429_pauses_its_host_for_the_back_off() {
+    let server = ServerBuilder::new()
+        .fixture("/", Fixture::html(&links(&["/busy", "/a", "/b"])))
+        .fixture_sequence("/busy", vec![Fixture::status(429, "slow down"), Fixture::html("busy")])
+        .fixture("/a", Fixture::html("a"))
+        .fixture("/b", Fixture::html("b"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    cfg.politeness.default.parallelism = 1;
+    cfg.retry_backoff = Duration::from_millis(400);
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 4);
+    assert_eq!(summary.retries, 1);
+    let hits = server.hits();
+    let refused = hits_of(&hits, "/busy")[0];
+    let after: Vec<_> = hits.iter().filter(|h| h.at > refused).collect();
+    assert!(!after.is_empty());
+    for h in after {
+        assert!(h.at.duration_since(refused) >= Duration::from_millis(400), "{} came during the pause", h.target);
+    }
+}
+
 /// A `Retry-After` of a day pauses the host only up to the pause cap; the request itself
 /// waits the retry cap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
