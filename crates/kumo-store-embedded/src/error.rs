@@ -30,7 +30,10 @@ pub enum StoreError {
         marker = crate::dir::MARKER
     )]
     Missing { path: PathBuf },
-    #[error("{}: the state directory is in use by another kumo process", path.display())]
+    #[error(
+        "{}: the state directory is in use by another kumo process; wait for it to end (or stop it), or choose another --state directory",
+        path.display()
+    )]
     Locked { path: PathBuf },
     #[error(
         "{}: this crawl wrote to {saved}, not {now}; resume with the same outputs, or run with --fresh",

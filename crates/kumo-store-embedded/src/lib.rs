@@ -12,7 +12,8 @@
 //!   queue and the failures as JSON lines, requests imported ([`read_requests`]), failures
 //!   put back in the queue.
 //! - [`dir`] guards the state directory: its format marker, and clear errors for foreign,
-//!   damaged or incompatible directories (kumo never silently starts over).
+//!   damaged or incompatible directories (kumo never silently starts over); [`StateLock`]
+//!   keeps every other process out of it, taken before anything in it is read or deleted.
 
 mod cookies;
 pub mod dir;
@@ -24,6 +25,7 @@ mod inspect;
 mod item_log;
 mod journal;
 mod keys;
+mod lock;
 mod outputs;
 mod preflight;
 mod store;
@@ -33,4 +35,5 @@ pub use error::StoreError;
 pub use frontier::StoredFailure;
 pub use import::{ImportError, parse_line, read_requests};
 pub use inspect::{DepthCount, HostCount, PriorityCount, QueueStats, RequeueReport};
+pub use lock::StateLock;
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};
