@@ -14,9 +14,9 @@ use kumo_core::charset::{PRESCAN_LIMIT, prescan};
 /// The vectors' folder: under `$KUMO_TESTDATA`, else under the repository's `testdata/`
 /// repository.
 fn dir() -> std::path::PathBuf {
-    let testdata = std::env::var_os("KUMO_TESTDATA").map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-    });
+    let testdata = std::env::var_os("KUMO_TESTDATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata")));
     testdata.join("html5lib-encoding")
 }
 
