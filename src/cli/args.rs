@@ -150,9 +150,15 @@ pub struct CrawlArgs {
     #[arg(required_unless_present = "sitemaps", value_name = "URL")]
     pub urls: Vec<String>,
     /// Where the page records go: a JSON Lines file, - for standard output, or a PostgreSQL
-    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table).
+    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table). A new crawl
+    /// refuses a FILE that already holds data (-O replaces it); a resumed one goes on with
+    /// its own file, and refuses one it cannot prove is the file it wrote.
     #[arg(short, long, default_value = "-", value_name = "FILE|-|URL")]
     pub output: String,
+    /// Like -o, but a new crawl replaces FILE if it exists (a resumed crawl still goes on
+    /// with its own file, never replacing what it committed).
+    #[arg(short = 'O', long, value_name = "FILE", conflicts_with = "output")]
+    pub overwrite_output: Option<String>,
     /// The table for a PostgreSQL output (created if missing).
     #[arg(long, default_value = "kumo_pages", value_name = "NAME")]
     pub pg_table: String,

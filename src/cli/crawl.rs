@@ -13,7 +13,7 @@ use kumo_frontier::{
     Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
 };
-use kumo_pipeline::{JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
+use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
 use super::progress::ProgressBar;
@@ -139,16 +139,21 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
 }
 
 /// `-`: standard output; `postgres://…` or `postgresql://…`: a PostgreSQL table (JSONB rows
-/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file.
-async fn open_output(target: &str, pg_table: &str) -> Result<Box<dyn Sink>> {
+/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file,
+/// which a new crawl replaces only with `-O`.
+async fn open_output(a: &CrawlArgs) -> Result<Box<dyn Sink>> {
+    let (target, existing) = match &a.overwrite_output {
+        Some(t) => (t.as_str(), Existing::Replace),
+        None => (a.output.as_str(), Existing::Refuse),
+    };
     if target == "-" {
         return Ok(Box::new(JsonLinesSink::stdout()));
     }
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        let cfg = PgSinkConfig::jsonb(pg_table).with_key(["url"]);
+        let cfg = PgSinkConfig::jsonb(&a.pg_table).with_key(["url"]);
         return Ok(Box::new(PostgresSink::connect(target, cfg).await?));
     }
-    Ok(Box::new(JsonLinesSink::create(Path::new(target)).map_err(anyhow::Error::from)?))
+    Ok(Box::new(JsonLinesSink::create_with(Path::new(target), existing).map_err(anyhow::Error::from)?))
 }
 
 pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
@@ -157,7 +162,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     }
     let seeds = parse_seeds(&a.urls)?;
     let cfg = config_from_args(&a, seeds)?;
-    let sink = open_output(&a.output, &a.pg_table).await?;
+    let sink = open_output(&a).await?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     let (frontier, mut engine): (Arc<dyn Frontier>, Engine) =
         match super::state::open(&a.state, &starts, cfg.politeness.clone())? {

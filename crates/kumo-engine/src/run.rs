@@ -182,6 +182,10 @@ impl Checkpoints {
 
 /// Opens the pipeline's sinks once per engine: fresh, or (with a journal) at the last
 /// checkpoint, replaying the items committed after it.
+///
+/// Fresh outputs are checkpointed at once, before anything is written to them: so a crawl
+/// killed before its first regular checkpoint resumes its own files (the checkpoint proves
+/// them) instead of taking them for someone else's.
 pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
     let mut pipeline = parts.take_pipeline();
     let result = async {
@@ -190,11 +194,15 @@ pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
         };
         let point = journal.resume_point().await.map_err(|e| e.to_string())?;
         first_error(pipeline.open(point.pipeline.as_ref()).await)?;
-        let Some(&(last, _)) = point.pending.last() else { return Ok(()) };
-        let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
-        first_error(pipeline.send(&items).await)?;
+        let last = point.pending.last().map(|&(n, _)| n);
+        if last.is_some() {
+            let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
+            first_error(pipeline.send(&items).await)?;
+        } else if point.pipeline.is_some() {
+            return Ok(());
+        }
         let mut checkpoints = Checkpoints::new(Some(journal.clone()));
-        checkpoints.consumed(Some(last));
+        checkpoints.consumed(Some(last.unwrap_or(point.upto)));
         checkpoints.maybe_commit(&mut pipeline, true).await
     }
     .await;

@@ -155,6 +155,8 @@ pub(super) struct RawOutput {
     pub postgres: Option<RawPostgres>,
     #[serde(default)]
     pub stdout: bool,
+    #[serde(default)]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
