@@ -194,10 +194,12 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         }
         first
     });
+    // Before the start, which may take a while (resuming replays the items not yet written):
+    // a signal then is kept and stops the crawl as soon as it runs.
+    let stop = super::interrupt::stop_requests()?;
     engine.start().await?;
     tracing::info!("crawl started");
-
-    tokio::spawn(engine.stopper().follow(super::interrupt::stop_requests()?));
+    tokio::spawn(engine.stopper().follow(stop));
 
     let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
     let summary = engine.wait().await?;

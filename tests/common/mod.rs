@@ -68,3 +68,46 @@ pub async fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> b
 pub fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
+
+/// A background `kumo` whose standard error is read as it comes, so a test can wait for a
+/// line (`stopping: …`) before acting.
+pub struct Watched {
+    pub child: tokio::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Watched {
+    pub fn spawn(cwd: &Path, args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = spawn_in(cwd, args);
+        let pipe = child.stderr.take().expect("stderr piped");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        Watched { child, stderr, reader }
+    }
+
+    /// Standard error so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits (60 s at most) for the process to end; returns its exit status and all of its
+    /// standard error.
+    pub async fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("kumo ended within 60 s")
+            .expect("kumo ran");
+        let _ = tokio::time::timeout(Duration::from_secs(10), &mut self.reader).await;
+        (status, self.stderr())
+    }
+}
