@@ -43,8 +43,9 @@ async fn sigterm_stops_gracefully_and_the_crawl_resumes_with_every_page_once() {
     send_signal(&run.child, "TERM");
     let (status, err) = run.finish().await;
 
-    assert!(status.code().is_some(), "ended by itself, not by the signal: {err}");
+    assert_eq!(status.code(), Some(3), "the \"stopped before finishing\" exit status: {err}");
     assert!(err.contains("stopping") && err.contains("SIGTERM"), "says it is stopping: {err}");
+    assert!(err.contains("stopped before finishing; run the same command again to resume"), "{err}");
     assert!(err.contains("crawl stopped (stopped)"), "the summary: {err}");
     let summary = json(&cwd.join("summary.json"));
     let pages = summary["pages"].as_u64().unwrap();
@@ -89,7 +90,7 @@ async fn a_second_sigterm_stops_now() {
     let started = std::time::Instant::now();
     let (status, err) = run.finish().await;
     assert!(started.elapsed() < Duration::from_secs(3), "did not wait for the slow body: {err}");
-    assert!(status.code().is_some(), "ended by itself, not by the signal: {err}");
+    assert_eq!(status.code(), Some(3), "{err}");
     assert!(err.contains("(stopped-now)"), "{err}");
 
     let o = kumo_in(cwd, &args).await;

@@ -20,6 +20,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Crawl from one or more start URLs, writing one JSON line per fetched page.
+    #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Crawl(Box<CrawlArgs>),
     /// Crawl the built-in synthetic site on 127.0.0.1 and report speed and memory.
     Bench(BenchArgs),
@@ -252,6 +253,10 @@ pub struct CrawlArgs {
     /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
+    /// Exit with status 4 when more than this percentage of the requests that ended failed
+    /// for good (after their retries).
+    #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+    pub failure_threshold: f64,
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, MemoryCookieStorage, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
-use kumo_engine::{AutoThrottle, CrawlConfig, Engine, RobotsConfig, Summary};
+use kumo_engine::{AutoThrottle, CrawlConfig, Engine, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{
     Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
@@ -16,6 +16,7 @@ use kumo_frontier::{
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
+use super::outcome::{self, usage};
 use super::progress::ProgressBar;
 
 /// Parses and checks start URLs, with an error that names the bad one.
@@ -61,6 +62,9 @@ fn parse_rate(s: &str) -> Result<RateLimit> {
 pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
+    }
+    if !(0.0..=100.0).contains(&a.failure_threshold) {
+        bail!("--failure-threshold must be a percentage, from 0 to 100");
     }
     let mut downloader = DownloaderConfig {
         timeout: Duration::from_secs_f64(a.timeout),
@@ -160,10 +164,11 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(file) = super::spider::spider_file(&a.urls) {
         return super::spider::run(file, &a).await;
     }
-    let seeds = parse_seeds(&a.urls)?;
-    let cfg = config_from_args(&a, seeds)?;
+    let seeds = parse_seeds(&a.urls).map_err(usage)?;
+    let cfg = config_from_args(&a, seeds).map_err(usage)?;
     let sink = open_output(&a).await?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
+    let durable = !a.state.memory;
     let (frontier, mut engine): (Arc<dyn Frontier>, Engine) =
         match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
             Some(store) => {
@@ -180,7 +185,11 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
                 )
             }
         };
-    engine.init(cfg, frontier, vec![sink])?;
+    engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
+        // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.
+        EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
+        other => other.into(),
+    })?;
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
     // few, to say why when nothing at all could be fetched.
@@ -209,7 +218,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     report(&summary, a.summary_json.as_deref())?;
     drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
-    Ok(exit_code(&summary, &first))
+    Ok(outcome::of_crawl(&summary, "", durable, a.failure_threshold, &first).into())
 }
 
 /// Prints the human summary on standard error and writes the JSON one if asked.
@@ -221,17 +230,4 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
     Ok(())
-}
-
-/// Failure when nothing at all could be fetched; a crawl with some errors still succeeded.
-fn exit_code(summary: &Summary, first_errors: &[String]) -> ExitCode {
-    if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
-        eprintln!("error: no page could be fetched");
-        for e in first_errors {
-            eprintln!("  {e}");
-        }
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
 }

@@ -9,6 +9,7 @@ mod frontier_cmd;
 mod inspect_io;
 mod interrupt;
 mod logging;
+mod outcome;
 mod parse_cmd;
 mod progress;
 mod shell;
@@ -54,7 +55,7 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            outcome::of_error(&e).into()
         }
     }
 }

@@ -35,7 +35,8 @@ use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
 use crate::throttle::Throttle;
-use crate::{CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
+use crate::writer::{self, OutputFailure};
+use crate::{CrawlConfig, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
 
 /// The parts of an initialized engine; a run borrows them and gives them back.
 pub(crate) struct Parts {
@@ -141,79 +142,6 @@ pub(crate) async fn seed(
     Ok(())
 }
 
-/// Commits pipeline checkpoints to the journal: at most every `EVERY`, and at the end. Between
-/// two, items are safe in the journal and are replayed after a crash.
-struct Checkpoints {
-    journal: Option<Arc<dyn ItemJournal>>,
-    consumed: Option<u64>,
-    committed: Option<u64>,
-    last: Instant,
-}
-
-impl Checkpoints {
-    const EVERY: Duration = Duration::from_millis(200);
-
-    fn new(journal: Option<Arc<dyn ItemJournal>>) -> Self {
-        Checkpoints { journal, consumed: None, committed: None, last: Instant::now() }
-    }
-
-    fn consumed(&mut self, upto: Option<u64>) {
-        if upto.is_some() {
-            self.consumed = upto;
-        }
-    }
-
-    /// Flushes the sinks and commits where they stand, if due (or `now`).
-    async fn maybe_commit(&mut self, pipeline: &mut Pipeline, now: bool) -> Result<(), String> {
-        let (Some(journal), Some(upto)) = (&self.journal, self.consumed) else { return Ok(()) };
-        if self.committed == Some(upto) || (!now && self.last.elapsed() < Self::EVERY) {
-            return Ok(());
-        }
-        self.last = Instant::now();
-        if let Some(e) = pipeline.flush().await.into_iter().next() {
-            // Not committed: the items stay in the journal and are written again on resume.
-            return Err(e.to_string());
-        }
-        journal.checkpoint(upto, pipeline.checkpoint()).await.map_err(|e| e.to_string())?;
-        self.committed = Some(upto);
-        Ok(())
-    }
-}
-
-/// Opens the pipeline's sinks once per engine: fresh, or (with a journal) at the last
-/// checkpoint, replaying the items committed after it.
-///
-/// Fresh outputs are checkpointed at once, before anything is written to them: so a crawl
-/// killed before its first regular checkpoint resumes its own files (the checkpoint proves
-/// them) instead of taking them for someone else's.
-pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
-    let mut pipeline = parts.take_pipeline();
-    let result = async {
-        let Some(journal) = &parts.journal else {
-            return first_error(pipeline.open(None).await);
-        };
-        let point = journal.resume_point().await.map_err(|e| e.to_string())?;
-        first_error(pipeline.open(point.pipeline.as_ref()).await)?;
-        let last = point.pending.last().map(|&(n, _)| n);
-        if last.is_some() {
-            let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
-            first_error(pipeline.send(&items).await)?;
-        } else if point.pipeline.is_some() {
-            return Ok(());
-        }
-        let mut checkpoints = Checkpoints::new(Some(journal.clone()));
-        checkpoints.consumed(Some(last.unwrap_or(point.upto)));
-        checkpoints.maybe_commit(&mut pipeline, true).await
-    }
-    .await;
-    parts.put_pipeline(pipeline);
-    result
-}
-
-fn first_error(errors: Vec<kumo_pipeline::SinkError>) -> Result<(), String> {
-    errors.into_iter().next().map_or(Ok(()), |e| Err(e.to_string()))
-}
-
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
     parts: &mut Parts,
@@ -228,7 +156,7 @@ pub(crate) async fn run(
     let (lease_tx, lease_rx) = async_channel::bounded::<Lease>(concurrency);
     let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
     let (result_tx, mut result_rx) = mpsc::channel::<PageResult>(concurrency * 2);
-    let (item_tx, mut item_rx) = mpsc::channel::<ItemBatch>(256);
+    let (item_tx, item_rx) = mpsc::channel::<ItemBatch>(256);
 
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
@@ -259,39 +187,10 @@ pub(crate) async fn run(
     }
     drop((fetched_rx, result_tx));
 
-    let mut pipeline = parts.take_pipeline();
-    let pipe_errors = parts.errors.clone();
-    let journal = parts.journal.clone();
-    let pipe_task = tokio::spawn(async move {
-        let mut failed = BTreeMap::<String, u64>::new();
-        let mut report = |pipeline: &Pipeline, kind: ErrorKind, message: String| {
-            *failed.entry(format!("{}:{}", Stage::Pipeline, kind)).or_default() += 1;
-            pipe_errors.send(CrawlError {
-                stage: Stage::Pipeline,
-                kind,
-                module: Some(pipeline.id().clone()),
-                url: None,
-                message,
-            });
-        };
-        let mut checkpoints = Checkpoints::new(journal);
-        while let Some(batch) = item_rx.recv().await {
-            for e in pipeline.send(&batch.items).await {
-                report(&pipeline, ErrorKind::Io, e.to_string());
-            }
-            checkpoints.consumed(batch.journaled_to);
-            if let Err(m) = checkpoints.maybe_commit(&mut pipeline, false).await {
-                report(&pipeline, ErrorKind::Storage, m);
-            }
-        }
-        for e in pipeline.flush().await {
-            report(&pipeline, ErrorKind::Io, e.to_string());
-        }
-        if let Err(m) = checkpoints.maybe_commit(&mut pipeline, true).await {
-            report(&pipeline, ErrorKind::Storage, m);
-        }
-        (pipeline, failed)
-    });
+    // The pipeline task sets `broken` when an output fails: the crawl then stops.
+    let (broken_tx, mut broken_rx) = watch::channel(false);
+    let pipe_task =
+        writer::spawn(parts.take_pipeline(), parts.journal.clone(), parts.errors.clone(), item_rx, broken_tx);
 
     // A resumed crawl counts on from its last commit.
     let mut tally = match parts.frontier.saved_counters().await {
@@ -305,6 +204,8 @@ pub(crate) async fn run(
     let mut in_flight = 0usize;
     let mut leased_total = pages_at_start;
     let mut cause: Option<StopCause> = None;
+    // The message of the error that stopped the crawl, if one did.
+    let mut stop_error: Option<String> = None;
     let mut stopping = false;
     let deadline = cfg.max_duration.map(|d| tokio::time::Instant::now() + d);
     let progress = parts.progress.clone();
@@ -322,6 +223,11 @@ pub(crate) async fn run(
                 cause.get_or_insert(StopCause::Stopped);
             }
             _ => {}
+        }
+        // An output that fails stops the crawl, whatever else was stopping it.
+        if *broken_rx.borrow_and_update() && cause != Some(StopCause::OutputError) {
+            stopping = true;
+            cause = Some(StopCause::OutputError);
         }
         let page_cap_hit = cfg.max_pages != 0 && leased_total >= cfg.max_pages;
         if page_cap_hit && !stopping {
@@ -345,6 +251,7 @@ pub(crate) async fn run(
                     }
                 }
                 Err(e) => {
+                    stop_error.get_or_insert_with(|| e.to_string());
                     storage_error(parts, &mut tally, e);
                     cause = Some(StopCause::StorageError);
                     stopping = true;
@@ -358,6 +265,7 @@ pub(crate) async fn run(
             match frontier.readiness().await {
                 Ok(r) => r,
                 Err(e) => {
+                    stop_error.get_or_insert_with(|| e.to_string());
                     storage_error(parts, &mut tally, e);
                     cause = Some(StopCause::StorageError);
                     stopping = true;
@@ -415,6 +323,9 @@ pub(crate) async fn run(
             changed = stop_rx.changed() => {
                 if changed.is_err() { stopping = true; cause.get_or_insert(StopCause::Stopped); }
             }
+            // Seen at the top of the loop; the pipeline task outlives the loop, so its sender
+            // does not go away before.
+            _ = broken_rx.changed(), if !stopping => {}
         }
     }
 
@@ -431,13 +342,25 @@ pub(crate) async fn run(
     drop(result_rx);
     while workers.join_next().await.is_some() {}
     drop(item_tx);
-    let (pipeline, pipe_failed) = match pipe_task.await {
+    let written = match pipe_task.await {
         Ok(v) => v,
         Err(e) => panic!("pipeline task panicked: {e}"),
     };
-    for (k, v) in pipe_failed {
+    for (k, v) in written.errors {
         *tally.errors.entry(k).or_default() += v;
     }
+    match &written.failure {
+        Some(f @ OutputFailure::Sink(_)) => {
+            cause = Some(StopCause::OutputError);
+            stop_error = Some(f.message().to_string());
+        }
+        Some(f @ OutputFailure::Journal(_)) => {
+            cause = Some(StopCause::StorageError);
+            stop_error = Some(f.message().to_string());
+        }
+        None => {}
+    }
+    let pipeline = written.pipeline;
     let pipeline_summary = ModuleSummary {
         id: pipeline.id().clone(),
         counts: pipeline.counters().snapshot(),
@@ -472,6 +395,9 @@ pub(crate) async fn run(
         errors_dropped: parts.errors.dropped(),
         retries: tally.retries,
         failed: tally.failed,
+        done: tally.done,
+        stop_error,
+        items_unwritten: written.unwritten,
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         modules: Modules {

@@ -59,7 +59,10 @@ impl Sink for JsonLinesSink {
 
     async fn write(&mut self, items: &[Item]) -> Result<(), SinkError> {
         for item in items {
-            serde_json::to_writer(&mut self.out, item)?;
+            // The buffer passes bytes on as it fills: an I/O error can surface here too, and
+            // must name the output, not blame the item.
+            serde_json::to_writer(&mut self.out, item)
+                .map_err(|e| if e.is_io() { self.io(e.into()) } else { SinkError::Encode(e) })?;
             self.out.write_all(b"\n").map_err(|e| self.io(e))?;
         }
         Ok(())
@@ -134,6 +137,28 @@ mod tests {
         s.write(&[item(3), item(4)]).await.unwrap();
         s.flush().await.unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n");
+    }
+
+    /// A writer whose device is full.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(28))
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_device_is_an_output_error_not_an_encoding_one() {
+        let mut s = JsonLinesSink::from_writer("full".into(), Box::new(Full));
+        let big = Item::new().with("text", "x".repeat(100_000));
+        let e = s.write(&[big]).await.unwrap_err();
+        assert!(matches!(e, SinkError::Io { .. }), "{e}");
+        assert!(e.to_string().starts_with("cannot write full: No space left"), "{e}");
     }
 
     #[tokio::test]
