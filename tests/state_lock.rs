@@ -41,7 +41,8 @@ async fn a_running_crawls_state_is_refused_to_every_other_command() {
     }
 
     std::fs::write(cwd.join("more.txt"), server.url("/page/1.html") + "\n").unwrap();
-    let others: [&[&str]; 5] = [
+    let others: [&[&str]; 6] = [
+        &["state", "check", "--state", "st"],
         &["frontier", "stats", "--state", "st"],
         &["frontier", "export", "--state", "st"],
         &["frontier", "import", "--state", "st", "more.txt"],

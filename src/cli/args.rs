@@ -36,6 +36,17 @@ pub enum Command {
     /// List, export or re-queue the requests of a stopped crawl that failed for good.
     #[command(subcommand)]
     Failures(FailuresCommand),
+    /// Check a crawl's state directory.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// Whether a state directory is sound: the checks a crawl makes when it opens one (its
+    /// files, its journal, every table block, the items not yet written out), made on a copy
+    /// beside it so the state itself is only read. Exits 1 when it is damaged or in use.
+    Check(StateCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -66,6 +77,15 @@ pub struct StateDir {
     /// The crawl's state directory (as given to `kumo crawl --state`, or under .kumo/state/).
     #[arg(long = "state", value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StateCheckArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -15,6 +15,7 @@ mod progress;
 mod shell;
 mod spider;
 mod state;
+mod state_cmd;
 mod testsite;
 
 use std::process::ExitCode;
@@ -49,6 +50,7 @@ pub fn main() -> ExitCode {
             Command::Shell(a) => shell::run(a).await,
             Command::Frontier(c) => frontier_cmd::run(c),
             Command::Failures(c) => failures_cmd::run(c),
+            Command::State(c) => state_cmd::run(c),
         }
     });
     match result {
