@@ -63,9 +63,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
     }
-    if !(0.0..=100.0).contains(&a.failure_threshold) {
-        bail!("--failure-threshold must be a percentage, from 0 to 100");
-    }
+    outcome::check_threshold(a.failure_threshold)?;
     let mut downloader = DownloaderConfig {
         timeout: Duration::from_secs_f64(a.timeout),
         max_body_bytes: a.max_body,

@@ -11,8 +11,9 @@ use kumo_engine::{StopCause, Summary};
 pub const EXIT_STATUS_HELP: &str = "\
 Exit status:
   0  finished: nothing left to fetch, or a --max-pages or --max-duration limit reached
-  1  error: an output or the crawl state could not be written (the crawl stops at once),
-     no page could be fetched, or the crawl could not start (a refused state or output)
+  1  error: an output or the crawl state could not be written (the crawl then stops, what
+     is in flight committed), no page could be fetched, or the crawl could not start (a
+     refused state or output)
   2  bad usage: an option, a start URL or the spider file is wrong; nothing was crawled
   3  stopped before finishing (Ctrl-C, SIGTERM): run the same command again to resume
   4  finished, but more than --failure-threshold percent of the requests failed for good
@@ -78,6 +79,14 @@ pub fn usage(e: anyhow::Error) -> anyhow::Error {
 /// The exit status of an error that ended the command.
 pub fn of_error(e: &anyhow::Error) -> Exit {
     if e.chain().any(|c| c.is::<Usage>()) { Exit::Usage } else { Exit::Error }
+}
+
+/// Checks a `--failure-threshold`: a percentage.
+pub fn check_threshold(percent: f64) -> anyhow::Result<()> {
+    if !(0.0..=100.0).contains(&percent) {
+        anyhow::bail!("--failure-threshold must be a percentage, from 0 to 100");
+    }
+    Ok(())
 }
 
 /// How the crawl of `summary` ended, said on standard error when it is not plainly finished.

@@ -45,9 +45,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             SPIDER_FILE_OPTIONS.join(", --"),
         )));
     }
-    if !(0.0..=100.0).contains(&a.failure_threshold) {
-        return Err(usage(anyhow::anyhow!("--failure-threshold must be a percentage, from 0 to 100")));
-    }
+    outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
     let mut jobs = Vec::new();
