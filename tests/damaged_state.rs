@@ -32,8 +32,8 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");
-    let args = ["crawl", &start, "--state", "st", "-o", "pages.jsonl", "--no-progress"];
-    let o = kumo_in(cwd, &[&args[..], &["--max-pages", "10"]].concat()).await;
+    let args = ["crawl", &start, "--state", "st", "--no-progress"];
+    let o = kumo_in(cwd, &[&args[..], &["-o", "pages.jsonl", "--max-pages", "10"]].concat()).await;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // Move what the crawl committed into table files, then cut the largest one in half.
@@ -43,7 +43,7 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     let len = std::fs::metadata(&table).unwrap().len() / 2;
     std::fs::OpenOptions::new().write(true).open(&table).unwrap().set_len(len).unwrap();
 
-    let o = kumo_in(cwd, &args).await;
+    let o = kumo_in(cwd, &[&args[..], &["-o", "pages.jsonl"]].concat()).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success(), "refused: {err}");
     assert!(err.contains("st: the state directory is damaged"), "{err}");
@@ -51,8 +51,8 @@ async fn a_crawl_on_a_damaged_state_stops_and_keeps_the_directory() {
     assert_eq!(std::fs::metadata(&table).map(|m| m.len()).ok(), Some(len), "the damaged table is kept");
     assert!(st.join("KUMO_STATE").is_file());
 
-    // --fresh is how to start over.
-    let o = kumo_in(cwd, &[&args[..], &["--fresh", "--max-pages", "3"]].concat()).await;
+    // --fresh is how to start over (-O: the new crawl replaces the old one's output).
+    let o = kumo_in(cwd, &[&args[..], &["-O", "pages.jsonl", "--fresh", "--max-pages", "3"]].concat()).await;
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("resuming"), "{err}");

@@ -1,5 +1,5 @@
 //! The real binary writing to PostgreSQL: a record the server refuses is never lost in
-//! silence (the crawl says so and fails); what PostgreSQL cannot store (U+0000) is replaced,
+//! silence (the crawl stops, says why and fails); what PostgreSQL cannot store (U+0000) is replaced,
 //! not refused.
 
 use kumo_testsite::services::Postgres;
@@ -33,7 +33,8 @@ async fn a_refused_record_fails_the_crawl_with_the_reason() {
     let o = kumo(&["crawl", &server.url("/"), "--memory", "--ignore-robots", "-o", &pg.url()]).await;
     let err = stderr(&o);
     assert!(!o.status.success(), "a lost record fails the crawl: {err}");
-    assert!(err.contains("1 item could not be written"), "{err}");
+    assert!(err.contains("the crawl stopped because an output could not be written"), "{err}");
+    assert!(err.contains("1 item was not confirmed written"), "{err}");
     assert!(err.contains("violates check constraint"), "the server's reason is shown: {err}");
 }
 

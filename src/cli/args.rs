@@ -20,6 +20,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Crawl from one or more start URLs, writing one JSON line per fetched page.
+    #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Crawl(Box<CrawlArgs>),
     /// Crawl the built-in synthetic site on 127.0.0.1 and report speed and memory.
     Bench(BenchArgs),
@@ -35,6 +36,17 @@ pub enum Command {
     /// List, export or re-queue the requests of a stopped crawl that failed for good.
     #[command(subcommand)]
     Failures(FailuresCommand),
+    /// Check a crawl's state directory.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// Whether a state directory is sound: the checks a crawl makes when it opens one (its
+    /// files, its journal, every table block, the items not yet written out), made on a copy
+    /// beside it so the state itself is only read. Exits 1 when it is damaged or in use.
+    Check(StateCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -68,6 +80,15 @@ pub struct StateDir {
     /// The crawl's state directory (as given to `kumo crawl --state`, or under .kumo/state/).
     #[arg(long = "state", value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StateCheckArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -171,9 +192,15 @@ pub struct CrawlArgs {
     #[arg(required_unless_present = "sitemaps", value_name = "URL")]
     pub urls: Vec<String>,
     /// Where the page records go: a JSON Lines file, - for standard output, or a PostgreSQL
-    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table).
+    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table). A new crawl
+    /// refuses a FILE that already holds data (-O replaces it); a resumed one goes on with
+    /// its own file, and refuses one it cannot prove is the file it wrote.
     #[arg(short, long, default_value = "-", value_name = "FILE|-|URL")]
     pub output: String,
+    /// Like -o, but a new crawl replaces FILE if it exists (a resumed crawl still goes on
+    /// with its own file, never replacing what it committed).
+    #[arg(short = 'O', long, value_name = "FILE", conflicts_with = "output")]
+    pub overwrite_output: Option<String>,
     /// The table for a PostgreSQL output (created if missing).
     #[arg(long, default_value = "kumo_pages", value_name = "NAME")]
     pub pg_table: String,
@@ -271,6 +298,10 @@ pub struct CrawlArgs {
     /// a longer ask, or a pause kept from an earlier run, is cut to this.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub max_host_pause: f64,
+    /// Exit with status 4 when more than this percentage of the requests that ended failed
+    /// for good (after their retries).
+    #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+    pub failure_threshold: f64,
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub summary_json: Option<PathBuf>,

@@ -8,14 +8,15 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, MemoryCookieStorage, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
-use kumo_engine::{AutoThrottle, CrawlConfig, Engine, RobotsConfig, Summary};
+use kumo_engine::{AutoThrottle, CrawlConfig, Engine, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{
     Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
     UrlPattern,
 };
-use kumo_pipeline::{JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
+use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
+use super::outcome::{self, usage};
 use super::progress::ProgressBar;
 
 /// Parses and checks start URLs, with an error that names the bad one.
@@ -67,6 +68,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds");
     }
+    outcome::check_threshold(a.failure_threshold)?;
     let mut downloader = DownloaderConfig {
         timeout: seconds(a.timeout, "--timeout")?,
         max_body_bytes: a.max_body,
@@ -142,26 +144,32 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
 }
 
 /// `-`: standard output; `postgres://…` or `postgresql://…`: a PostgreSQL table (JSONB rows
-/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file.
-async fn open_output(target: &str, pg_table: &str) -> Result<Box<dyn Sink>> {
+/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file,
+/// which a new crawl replaces only with `-O`.
+async fn open_output(a: &CrawlArgs) -> Result<Box<dyn Sink>> {
+    let (target, existing) = match &a.overwrite_output {
+        Some(t) => (t.as_str(), Existing::Replace),
+        None => (a.output.as_str(), Existing::Refuse),
+    };
     if target == "-" {
         return Ok(Box::new(JsonLinesSink::stdout()));
     }
     if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        let cfg = PgSinkConfig::jsonb(pg_table).with_key(["url"]);
+        let cfg = PgSinkConfig::jsonb(&a.pg_table).with_key(["url"]);
         return Ok(Box::new(PostgresSink::connect(target, cfg).await?));
     }
-    Ok(Box::new(JsonLinesSink::create(Path::new(target)).map_err(anyhow::Error::from)?))
+    Ok(Box::new(JsonLinesSink::create_with(Path::new(target), existing).map_err(anyhow::Error::from)?))
 }
 
 pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(file) = super::spider::spider_file(&a.urls) {
         return super::spider::run(file, &a).await;
     }
-    let seeds = parse_seeds(&a.urls)?;
-    let cfg = config_from_args(&a, seeds)?;
-    let sink = open_output(&a.output, &a.pg_table).await?;
+    let seeds = parse_seeds(&a.urls).map_err(usage)?;
+    let cfg = config_from_args(&a, seeds).map_err(usage)?;
+    let sink = open_output(&a).await?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
+    let durable = !a.state.memory;
     let (frontier, mut engine): (Arc<dyn Frontier>, Engine) =
         match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
             Some(store) => {
@@ -178,7 +186,11 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
                 )
             }
         };
-    engine.init(cfg, frontier, vec![sink])?;
+    engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
+        // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.
+        EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
+        other => other.into(),
+    })?;
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
     // few, to say why when nothing at all could be fetched.
@@ -192,10 +204,12 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         }
         first
     });
+    // Before the start, which may take a while (resuming replays the items not yet written):
+    // a signal then is kept and stops the crawl as soon as it runs.
+    let stop = super::interrupt::stop_requests()?;
     engine.start().await?;
     tracing::info!("crawl started");
-
-    tokio::spawn(engine.stopper().follow(super::interrupt::stop_requests()?));
+    tokio::spawn(engine.stopper().follow(stop));
 
     let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
     let summary = engine.wait().await?;
@@ -205,19 +219,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     report(&summary, a.summary_json.as_deref())?;
     drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
-    Ok(exit_code(&summary, &first))
-}
-
-/// Says on standard error when an output refused records, which the summary lists; `who`
-/// prefixes the line. Returns whether it did.
-pub fn lost_records(summary: &Summary, who: &str) -> bool {
-    if summary.unwritten == 0 && summary.sink_errors.is_empty() {
-        return false;
-    }
-    let n = summary.unwritten;
-    let items = if n == 1 { "item" } else { "items" };
-    eprintln!("error: {who}{n} {items} could not be written to the output (the summary above says why)");
-    true
+    Ok(outcome::of_crawl(&summary, "", durable, a.failure_threshold, &first).into())
 }
 
 /// Prints the human summary on standard error and writes the JSON one if asked.
@@ -229,21 +231,4 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
     Ok(())
-}
-
-/// Failure when nothing at all could be fetched, or when an output refused records (they are
-/// missing from it); a crawl with some fetch errors still succeeded.
-fn exit_code(summary: &Summary, first_errors: &[String]) -> ExitCode {
-    if lost_records(summary, "") {
-        return ExitCode::FAILURE;
-    }
-    if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
-        eprintln!("error: no page could be fetched");
-        for e in first_errors {
-            eprintln!("  {e}");
-        }
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
 }

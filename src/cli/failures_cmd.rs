@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::args::{ExportArgs, FailuresCommand, FailuresListArgs, RequeueArgs};
 use super::inspect_io::{describe, open, output};
+use super::outcome::usage;
 
 pub fn run(c: FailuresCommand) -> Result<ExitCode> {
     match c {
@@ -67,5 +68,6 @@ fn requeue(a: RequeueArgs) -> Result<()> {
 
 /// `status`, `connect`, `too-large`…: the names the summary uses.
 fn parse_kind(s: &str) -> Result<ErrorKind> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| anyhow!("--kind {s:?}: {e}"))
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|e| usage(anyhow!("--kind {s:?}: {e}")))
 }

@@ -10,11 +10,13 @@ mod hosts_cmd;
 mod inspect_io;
 mod interrupt;
 mod logging;
+mod outcome;
 mod parse_cmd;
 mod progress;
 mod shell;
 mod spider;
 mod state;
+mod state_cmd;
 mod testsite;
 
 use std::process::ExitCode;
@@ -49,13 +51,14 @@ pub fn main() -> ExitCode {
             Command::Shell(a) => shell::run(a).await,
             Command::Frontier(c) => frontier_cmd::run(c),
             Command::Failures(c) => failures_cmd::run(c),
+            Command::State(c) => state_cmd::run(c),
         }
     });
     match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            outcome::of_error(&e).into()
         }
     }
 }

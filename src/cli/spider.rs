@@ -9,6 +9,7 @@ use kumo_spider::{LoadOptions, SiteJob, SiteState, SpiderFile, open_sinks, run_s
 use url::Url;
 
 use super::args::CrawlArgs;
+use super::outcome::{self, Exit, usage};
 use super::state;
 
 /// The spider file when the only argument is an existing `.toml` file.
@@ -21,8 +22,8 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 7] =
-    ["state", "memory", "fresh", "fsync", "summary-json", "no-progress", "seed-base"];
+const SPIDER_FILE_OPTIONS: [&str; 8] =
+    ["state", "memory", "fresh", "fsync", "summary-json", "no-progress", "seed-base", "failure-threshold"];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     // Ignoring an option the user typed would crawl other than asked (no page limit, another
@@ -34,7 +35,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         .map(|o| format!("--{o}"))
         .collect();
     if !misplaced.is_empty() {
-        anyhow::bail!(
+        return Err(usage(anyhow::anyhow!(
             "{} {} not apply to a spider file: set {} in {}'s [[site]] tables \
              (a spider file run takes only --{})",
             misplaced.join(", "),
@@ -42,10 +43,11 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             if misplaced.len() == 1 { "it" } else { "them" },
             file.display(),
             SPIDER_FILE_OPTIONS.join(", --"),
-        );
+        )));
     }
+    outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone() };
-    let spiders = SpiderFile::load(&file, &opts)?;
+    let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
     let mut jobs = Vec::new();
     for site in spiders.sites {
         let sinks = open_sinks(&site).await.with_context(|| format!("site \"{}\"", site.name))?;
@@ -65,7 +67,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         jobs.push(SiteJob { site, sinks, state });
     }
     let stop = super::interrupt::stop_requests()?;
-    let mut code = ExitCode::SUCCESS;
+    let mut exit = Exit::Finished;
     let mut summaries = serde_json::Map::new();
     for run in run_sites(jobs, Some(stop)).await {
         match run.result {
@@ -84,14 +86,14 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                         );
                     }
                 }
-                if super::crawl::lost_records(&summary, &format!("site \"{}\": ", run.name)) {
-                    code = ExitCode::FAILURE;
-                }
+                let who = format!("site \"{}\": ", run.name);
+                exit =
+                    exit.worse(outcome::of_crawl(&summary, &who, !a.state.memory, a.failure_threshold, &[]));
                 summaries.insert(run.name, serde_json::to_value(&summary)?);
             }
             Err(e) => {
                 eprintln!("error: site \"{}\": {e}", run.name);
-                code = ExitCode::FAILURE;
+                exit = exit.worse(Exit::Error);
             }
         }
     }
@@ -100,5 +102,5 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         std::fs::write(p, text + "\n")
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
-    Ok(code)
+    Ok(exit.into())
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use kumo_frontier::{Frontier, Politeness};
-use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore, dir};
+use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
 use url::Url;
 
 use super::args::StateArgs;
@@ -67,15 +67,13 @@ pub fn open_at(a: &StateArgs, path: &Path, politeness: Politeness) -> Result<Opt
     if a.memory {
         return Ok(None);
     }
-    if a.fresh {
-        dir::discard(path)?;
-    }
     let cfg = EmbeddedConfig {
         politeness,
         durability: if a.fsync { Durability::Power } else { Durability::Process },
         ..Default::default()
     };
-    let store = EmbeddedStore::open(path, cfg)?;
+    // Both take the directory's lock before reading or deleting anything in it.
+    let store = if a.fresh { EmbeddedStore::open_fresh(path, cfg)? } else { EmbeddedStore::open(path, cfg)? };
     Ok(Some(Arc::new(store)))
 }
 

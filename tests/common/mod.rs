@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Output;
-use std::time::Duration;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 pub const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
 
@@ -26,4 +26,88 @@ pub async fn kumo(args: &[&str]) -> Output {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Starts `kumo ARGS` in `cwd` in the background, its output captured.
+pub fn spawn_in(cwd: &Path, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts")
+}
+
+/// Waits for a background `kumo` to end, with a 60 s guard.
+pub async fn finish(child: tokio::process::Child) -> Output {
+    tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("kumo ended within 60 s")
+        .expect("kumo ran")
+}
+
+/// Sends `signal` (`INT`, `TERM`) to a background `kumo`.
+pub fn send_signal(child: &tokio::process::Child, signal: &str) {
+    let pid = child.id().expect("still running").to_string();
+    let ok = std::process::Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap();
+    assert!(ok.success(), "kill -{signal} {pid}");
+}
+
+/// Checks `cond` every 10 ms until it holds; panics after `limit`.
+pub async fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "gave up after {limit:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The exit code of a finished `kumo` (`None` if a signal ended it).
+pub fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+/// A background `kumo` whose standard error is read as it comes, so a test can wait for a
+/// line (`stopping: …`) before acting.
+pub struct Watched {
+    pub child: tokio::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Watched {
+    pub fn spawn(cwd: &Path, args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = spawn_in(cwd, args);
+        let pipe = child.stderr.take().expect("stderr piped");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let reader = tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        Watched { child, stderr, reader }
+    }
+
+    /// Standard error so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits (60 s at most) for the process to end; returns its exit status and all of its
+    /// standard error.
+    pub async fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("kumo ended within 60 s")
+            .expect("kumo ran");
+        let _ = tokio::time::timeout(Duration::from_secs(10), &mut self.reader).await;
+        (status, self.stderr())
+    }
 }

@@ -13,8 +13,9 @@ use tokio::task::JoinHandle;
 use crate::analyze::{Analyzer, PageAnalyzer};
 use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
-use crate::run::{AnalyzerModule, Parts, open_pipeline, run, seed};
+use crate::run::{AnalyzerModule, Parts, run, seed};
 use crate::throttle::Throttle;
+use crate::writer::open_pipeline;
 use crate::{
     ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
 };

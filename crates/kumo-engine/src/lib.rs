@@ -32,6 +32,7 @@ mod stages;
 mod status;
 mod summary;
 mod throttle;
+mod writer;
 
 pub use analyze::{Analysis, Analyzer, PageAnalyzer};
 pub use config::{ConfigError, CrawlConfig};

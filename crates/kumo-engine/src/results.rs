@@ -23,6 +23,10 @@ pub(crate) struct Tally {
     pub items: u64,
     pub retries: u64,
     pub failed: u64,
+    /// Requests answered with a page that is not retried. Counters saved before it existed
+    /// read as 0.
+    #[serde(default)]
+    pub done: u64,
     pub by_status: BTreeMap<u16, u64>,
     pub skipped: BTreeMap<SkipReason, u64>,
     pub errors: BTreeMap<String, u64>,
@@ -137,6 +141,7 @@ pub(crate) async fn handle_results(
                     parts.progress.errors.fetch_add(1, Ordering::Relaxed);
                 }
                 tally.items += found.len() as u64;
+                tally.done += 1;
                 items.append(&mut found);
                 Completion::Done { lease, discovered }
             }

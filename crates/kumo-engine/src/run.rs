@@ -35,7 +35,8 @@ use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
 use crate::throttle::Throttle;
-use crate::{CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
+use crate::writer::{self, OutputFailure};
+use crate::{CrawlConfig, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
 
 /// The parts of an initialized engine; a run borrows them and gives them back.
 pub(crate) struct Parts {
@@ -150,74 +151,6 @@ pub(crate) async fn seed(
     Ok(())
 }
 
-/// Commits pipeline checkpoints to the journal: at most every `EVERY`, and at the end. Between
-/// two, items are safe in the journal and are replayed after a crash.
-struct Checkpoints {
-    journal: Option<Arc<dyn ItemJournal>>,
-    consumed: Option<u64>,
-    committed: Option<u64>,
-    last: Instant,
-}
-
-impl Checkpoints {
-    const EVERY: Duration = Duration::from_millis(200);
-
-    fn new(journal: Option<Arc<dyn ItemJournal>>) -> Self {
-        Checkpoints { journal, consumed: None, committed: None, last: Instant::now() }
-    }
-
-    fn consumed(&mut self, upto: Option<u64>) {
-        if upto.is_some() {
-            self.consumed = upto;
-        }
-    }
-
-    /// Flushes the sinks and commits where they stand, if due (or `now`).
-    async fn maybe_commit(&mut self, pipeline: &mut Pipeline, now: bool) -> Result<(), String> {
-        let (Some(journal), Some(upto)) = (&self.journal, self.consumed) else { return Ok(()) };
-        if self.committed == Some(upto) || (!now && self.last.elapsed() < Self::EVERY) {
-            return Ok(());
-        }
-        self.last = Instant::now();
-        if let Some(e) = pipeline.flush().await.into_iter().next() {
-            // Not committed: the items stay in the journal and are written again on resume.
-            return Err(e.to_string());
-        }
-        journal.checkpoint(upto, pipeline.checkpoint()).await.map_err(|e| e.to_string())?;
-        self.committed = Some(upto);
-        Ok(())
-    }
-}
-
-/// Opens the pipeline's sinks once per engine: fresh, or (with a journal) at the last
-/// checkpoint, replaying the items committed after it.
-pub(crate) async fn open_pipeline(parts: &Parts) -> Result<(), String> {
-    let mut pipeline = parts.take_pipeline();
-    let result = async {
-        let Some(journal) = &parts.journal else {
-            return first_error(pipeline.open(None).await);
-        };
-        let point = journal.resume_point().await.map_err(|e| e.to_string())?;
-        first_error(pipeline.open(point.pipeline.as_ref()).await)?;
-        let Some(&(last, _)) = point.pending.last() else { return Ok(()) };
-        let items: Vec<_> = point.pending.into_iter().map(|(_, item)| item).collect();
-        first_error(pipeline.send(&items).await)?;
-        let mut checkpoints = Checkpoints::new(Some(journal.clone()));
-        checkpoints.consumed(Some(last));
-        checkpoints.maybe_commit(&mut pipeline, true).await
-    }
-    .await;
-    parts.put_pipeline(pipeline);
-    result
-}
-
-fn first_error(errors: Vec<kumo_pipeline::SinkError>) -> Result<(), String> {
-    errors.into_iter().next().map_or(Ok(()), |e| Err(e.to_string()))
-}
-
-/// Output errors the summary keeps word for word (all are counted).
-const MAX_SINK_ERRORS: usize = 3;
-
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
     parts: &mut Parts,
@@ -232,7 +165,7 @@ pub(crate) async fn run(
     let (lease_tx, lease_rx) = async_channel::bounded::<Lease>(concurrency);
     let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
     let (result_tx, mut result_rx) = mpsc::channel::<PageResult>(concurrency * 2);
-    let (item_tx, mut item_rx) = mpsc::channel::<ItemBatch>(256);
+    let (item_tx, item_rx) = mpsc::channel::<ItemBatch>(256);
 
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
@@ -263,45 +196,10 @@ pub(crate) async fn run(
     }
     drop((fetched_rx, result_tx));
 
-    let mut pipeline = parts.take_pipeline();
-    let unwritten_before = pipeline.unwritten();
-    let pipe_errors = parts.errors.clone();
-    let journal = parts.journal.clone();
-    let pipe_task = tokio::spawn(async move {
-        let mut failed = BTreeMap::<String, u64>::new();
-        // A sink's errors lose records: the summary keeps the first few as they read.
-        let mut sink_errors = Vec::new();
-        let mut report = |pipeline: &Pipeline, kind: ErrorKind, message: String| {
-            *failed.entry(format!("{}:{}", Stage::Pipeline, kind)).or_default() += 1;
-            if kind == ErrorKind::Io && sink_errors.len() < MAX_SINK_ERRORS {
-                sink_errors.push(message.clone());
-            }
-            pipe_errors.send(CrawlError {
-                stage: Stage::Pipeline,
-                kind,
-                module: Some(pipeline.id().clone()),
-                url: None,
-                message,
-            });
-        };
-        let mut checkpoints = Checkpoints::new(journal);
-        while let Some(batch) = item_rx.recv().await {
-            for e in pipeline.send(&batch.items).await {
-                report(&pipeline, ErrorKind::Io, e.to_string());
-            }
-            checkpoints.consumed(batch.journaled_to);
-            if let Err(m) = checkpoints.maybe_commit(&mut pipeline, false).await {
-                report(&pipeline, ErrorKind::Storage, m);
-            }
-        }
-        for e in pipeline.flush().await {
-            report(&pipeline, ErrorKind::Io, e.to_string());
-        }
-        if let Err(m) = checkpoints.maybe_commit(&mut pipeline, true).await {
-            report(&pipeline, ErrorKind::Storage, m);
-        }
-        (pipeline, failed, sink_errors)
-    });
+    // The pipeline task sets `broken` when an output fails: the crawl then stops.
+    let (broken_tx, mut broken_rx) = watch::channel(false);
+    let pipe_task =
+        writer::spawn(parts.take_pipeline(), parts.journal.clone(), parts.errors.clone(), item_rx, broken_tx);
 
     // A resumed crawl counts on from its last commit.
     let mut tally = match parts.frontier.saved_counters().await {
@@ -315,6 +213,8 @@ pub(crate) async fn run(
     let mut in_flight = 0usize;
     let mut leased_total = pages_at_start;
     let mut cause: Option<StopCause> = None;
+    // The message of the error that stopped the crawl, if one did.
+    let mut stop_error: Option<String> = None;
     let mut stopping = false;
     // A duration past any clock means no deadline.
     let deadline = cfg.max_duration.and_then(|d| tokio::time::Instant::now().checked_add(d));
@@ -333,6 +233,11 @@ pub(crate) async fn run(
                 cause.get_or_insert(StopCause::Stopped);
             }
             _ => {}
+        }
+        // An output that fails stops the crawl, whatever else was stopping it.
+        if *broken_rx.borrow_and_update() && cause != Some(StopCause::OutputError) {
+            stopping = true;
+            cause = Some(StopCause::OutputError);
         }
         let page_cap_hit = cfg.max_pages != 0 && leased_total >= cfg.max_pages;
         if page_cap_hit && !stopping {
@@ -356,6 +261,7 @@ pub(crate) async fn run(
                     }
                 }
                 Err(e) => {
+                    stop_error.get_or_insert_with(|| e.to_string());
                     storage_error(parts, &mut tally, e);
                     cause = Some(StopCause::StorageError);
                     stopping = true;
@@ -369,6 +275,7 @@ pub(crate) async fn run(
             match frontier.readiness().await {
                 Ok(r) => r,
                 Err(e) => {
+                    stop_error.get_or_insert_with(|| e.to_string());
                     storage_error(parts, &mut tally, e);
                     cause = Some(StopCause::StorageError);
                     stopping = true;
@@ -426,6 +333,9 @@ pub(crate) async fn run(
             changed = stop_rx.changed() => {
                 if changed.is_err() { stopping = true; cause.get_or_insert(StopCause::Stopped); }
             }
+            // Seen at the top of the loop; the pipeline task outlives the loop, so its sender
+            // does not go away before.
+            _ = broken_rx.changed(), if !stopping => {}
         }
     }
 
@@ -442,13 +352,25 @@ pub(crate) async fn run(
     drop(result_rx);
     while workers.join_next().await.is_some() {}
     drop(item_tx);
-    let (pipeline, pipe_failed, sink_errors) = match pipe_task.await {
+    let written = match pipe_task.await {
         Ok(v) => v,
         Err(e) => panic!("pipeline task panicked: {e}"),
     };
-    for (k, v) in pipe_failed {
+    for (k, v) in written.errors {
         *tally.errors.entry(k).or_default() += v;
     }
+    match &written.failure {
+        Some(f @ OutputFailure::Sink(_)) => {
+            cause = Some(StopCause::OutputError);
+            stop_error = Some(f.message().to_string());
+        }
+        Some(f @ OutputFailure::Journal(_)) => {
+            cause = Some(StopCause::StorageError);
+            stop_error = Some(f.message().to_string());
+        }
+        None => {}
+    }
+    let pipeline = written.pipeline;
     let pipeline_summary = ModuleSummary {
         id: pipeline.id().clone(),
         counts: pipeline.counters().snapshot(),
@@ -457,7 +379,6 @@ pub(crate) async fn run(
             p => serde_json::json!({ "sinks": pipeline.sink_names(), "processors": p }),
         },
     };
-    let unwritten = pipeline.unwritten() - unwritten_before;
     parts.put_pipeline(pipeline);
 
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
@@ -484,8 +405,9 @@ pub(crate) async fn run(
         errors_dropped: parts.errors.dropped(),
         retries: tally.retries,
         failed: tally.failed,
-        unwritten,
-        sink_errors,
+        done: tally.done,
+        stop_error,
+        items_unwritten: written.unwritten,
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         modules: Modules {

@@ -40,6 +40,9 @@ pub enum StopCause {
     StoppedNow,
     /// The frontier failed.
     StorageError,
+    /// An output could not be written (or its checkpoint committed): the crawl stopped
+    /// rather than go on dropping items.
+    OutputError,
 }
 
 impl StopCause {
@@ -51,6 +54,7 @@ impl StopCause {
             StopCause::Stopped => "stopped",
             StopCause::StoppedNow => "stopped-now",
             StopCause::StorageError => "storage-error",
+            StopCause::OutputError => "output-error",
         }
     }
 }
@@ -91,11 +95,17 @@ pub struct Summary {
     /// Errors not delivered on the error stream because nobody read it fast enough.
     pub errors_dropped: u64,
     pub retries: u64,
+    /// Requests that failed for good (after their retries).
     pub failed: u64,
-    /// Items an output refused in this run: records missing from it (`sink_errors` says why).
-    pub unwritten: u64,
-    /// The first errors of the outputs (a refused write, a failed flush), as they read.
-    pub sink_errors: Vec<String>,
+    /// Requests done: answered with a page that is not retried (any status), by this run and
+    /// the runs it resumed. With `failed`, every request that ended.
+    pub done: u64,
+    /// What stopped the crawl, when an error did (an output that could not be written).
+    pub stop_error: Option<String>,
+    /// Items this run could not confirm written because an output failed: all those since
+    /// its last successful flush (with a durable state they are written when the crawl
+    /// resumes).
+    pub items_unwritten: u64,
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
     pub robots: RobotsStats,
@@ -126,12 +136,8 @@ impl fmt::Display for Summary {
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",
             self.retries, self.failed, self.frontier.queued, self.frontier.hosts
         )?;
-        if self.unwritten > 0 || !self.sink_errors.is_empty() {
-            let items = if self.unwritten == 1 { "item" } else { "items" };
-            writeln!(f, "  NOT WRITTEN: {} {items}, refused by an output:", self.unwritten)?;
-            for e in &self.sink_errors {
-                writeln!(f, "    {e}")?;
-            }
+        if let Some(e) = &self.stop_error {
+            writeln!(f, "  stopped by: {e} ({} items not confirmed written)", self.items_unwritten)?;
         }
         let r = &self.robots;
         if r.fetched > 0 {

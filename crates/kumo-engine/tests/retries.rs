@@ -121,7 +121,11 @@ async fn a_bare_429_pauses_its_host_for_the_back_off() {
     let after: Vec<_> = hits.iter().filter(|h| h.at > refused).collect();
     assert!(!after.is_empty());
     for h in after {
-        assert!(h.at.duration_since(refused) >= Duration::from_millis(400), "{} came during the pause", h.target);
+        assert!(
+            h.at.duration_since(refused) >= Duration::from_millis(400),
+            "{} came during the pause",
+            h.target
+        );
     }
 }
 

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use kumo_core::Item;
 use serde_json::Value;
 
-use crate::output::Output;
+use crate::output::{Existing, Output};
 use crate::{Sink, SinkCheckpoint, SinkError, SinkResume};
 
 /// Writes items as CSV rows (RFC 4180 quoting, `\n` line ends).
@@ -31,11 +31,20 @@ pub struct CsvSink {
 }
 
 impl CsvSink {
-    /// Opens (creating) `path`; the error names the path. The file is emptied at the first
-    /// write or flush, unless [`Sink::open`] resumes it at a checkpoint first. `columns`
+    /// Opens (creating) `path`; the error names the path. The file is emptied when the sink
+    /// starts, unless [`Sink::open`] resumes it at a checkpoint. `columns`
     /// fixes the columns and their order; `None` takes them from the first item.
     pub fn create(path: &Path, columns: Option<Vec<String>>) -> Result<Self, SinkError> {
-        Ok(Self::new(Output::create(path)?, columns))
+        Self::create_with(path, columns, Existing::Replace)
+    }
+
+    /// [`create`](Self::create), saying what a new output does with a file holding data.
+    pub fn create_with(
+        path: &Path,
+        columns: Option<Vec<String>>,
+        existing: Existing,
+    ) -> Result<Self, SinkError> {
+        Ok(Self::new(Output::create(path, existing)?, columns))
     }
 
     /// Writes to `w`; `target` names it in errors and in [`Sink::name`].
@@ -111,7 +120,7 @@ impl Sink for CsvSink {
     }
 
     async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
-        let kept = self.out.get_ref().open(resume.and_then(|r| r.offset))?;
+        let kept = self.out.get_ref().open(resume)?;
         // A committed offset past 0 covers at least the header: it is written before any row
         // and a checkpoint follows a flush.
         if kept > 0 { self.adopt_header() } else { Ok(()) }
@@ -146,6 +155,7 @@ impl Sink for CsvSink {
     }
 
     fn checkpoint(&mut self) -> SinkCheckpoint {
-        SinkCheckpoint { offset: self.out.get_ref().offset(), state: Vec::new() }
+        let out = self.out.get_ref();
+        SinkCheckpoint { offset: out.offset(), state: Vec::new(), file: out.proof() }
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use async_trait::async_trait;
 use kumo_core::Item;
 
-use crate::output::Output;
+use crate::output::{Existing, Output};
 use crate::{Sink, SinkCheckpoint, SinkError, SinkResume};
 
 /// Writes each item as one line of JSON. A file sink resumes by cutting its file back to the
@@ -16,10 +16,15 @@ pub struct JsonLinesSink {
 }
 
 impl JsonLinesSink {
-    /// Opens (creating) `path`; the error names the path. The file is emptied at the first
-    /// write or flush, unless [`Sink::open`] resumes it at a checkpoint first.
+    /// Opens (creating) `path`; the error names the path. The file is emptied when the sink
+    /// starts, unless [`Sink::open`] resumes it at a checkpoint.
     pub fn create(path: &Path) -> Result<Self, SinkError> {
-        Ok(Self::new(Output::create(path)?))
+        Self::create_with(path, Existing::Replace)
+    }
+
+    /// [`create`](Self::create), saying what a new output does with a file holding data.
+    pub fn create_with(path: &Path, existing: Existing) -> Result<Self, SinkError> {
+        Ok(Self::new(Output::create(path, existing)?))
     }
 
     /// Writes to standard output.
@@ -49,12 +54,15 @@ impl Sink for JsonLinesSink {
     }
 
     async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
-        self.out.get_ref().open(resume.and_then(|r| r.offset)).map(drop)
+        self.out.get_ref().open(resume).map(drop)
     }
 
     async fn write(&mut self, items: &[Item]) -> Result<(), SinkError> {
         for item in items {
-            serde_json::to_writer(&mut self.out, item)?;
+            // The buffer passes bytes on as it fills: an I/O error can surface here too, and
+            // must name the output, not blame the item.
+            serde_json::to_writer(&mut self.out, item)
+                .map_err(|e| if e.is_io() { self.io(e.into()) } else { SinkError::Encode(e) })?;
             self.out.write_all(b"\n").map_err(|e| self.io(e))?;
         }
         Ok(())
@@ -67,7 +75,8 @@ impl Sink for JsonLinesSink {
     }
 
     fn checkpoint(&mut self) -> SinkCheckpoint {
-        SinkCheckpoint { offset: self.out.get_ref().offset(), state: Vec::new() }
+        let out = self.out.get_ref();
+        SinkCheckpoint { offset: out.offset(), state: Vec::new(), file: out.proof() }
     }
 }
 
@@ -123,16 +132,39 @@ mod tests {
         drop(s); // the crash: item 3 reached the file but not a checkpoint
 
         let mut s = JsonLinesSink::create(&path).unwrap();
-        s.open(Some(&SinkResume { offset: committed.offset, state: vec![] })).await.unwrap();
+        let resume = SinkResume { offset: committed.offset, state: vec![], file: committed.file };
+        s.open(Some(&resume)).await.unwrap();
         s.write(&[item(3), item(4)]).await.unwrap();
         s.flush().await.unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n");
     }
 
+    /// A writer whose device is full.
+    struct Full;
+
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::from_raw_os_error(28))
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_full_device_is_an_output_error_not_an_encoding_one() {
+        let mut s = JsonLinesSink::from_writer("full".into(), Box::new(Full));
+        let big = Item::new().with("text", "x".repeat(100_000));
+        let e = s.write(&[big]).await.unwrap_err();
+        assert!(matches!(e, SinkError::Io { .. }), "{e}");
+        assert!(e.to_string().starts_with("cannot write full: No space left"), "{e}");
+    }
+
     #[tokio::test]
     async fn stdout_like_writers_have_no_offset() {
         let mut s = JsonLinesSink::from_writer("mem".into(), Box::new(std::io::sink()));
-        s.open(Some(&SinkResume { offset: Some(10), state: vec![] })).await.unwrap();
+        s.open(Some(&SinkResume { offset: Some(10), ..Default::default() })).await.unwrap();
         s.write(&[Item::new().with("a", 1)]).await.unwrap();
         s.flush().await.unwrap();
         assert_eq!(s.checkpoint(), SinkCheckpoint::default());

@@ -18,8 +18,6 @@ pub struct Pipeline {
     sinks: Vec<Box<dyn Sink>>,
     fail_fast: bool,
     counters: ModuleCounters,
-    /// Items some sink refused (counted once each, however many sinks refused them).
-    unwritten: u64,
 }
 
 impl Pipeline {
@@ -30,7 +28,6 @@ impl Pipeline {
             sinks,
             fail_fast,
             counters: ModuleCounters::default(),
-            unwritten: 0,
         }
     }
 
@@ -57,11 +54,6 @@ impl Pipeline {
 
     pub fn counters(&self) -> &ModuleCounters {
         &self.counters
-    }
-
-    /// Items a sink refused so far: records lost from that output, which a crawl must say.
-    pub fn unwritten(&self) -> u64 {
-        self.unwritten
     }
 
     pub fn sink_names(&self) -> Vec<String> {
@@ -93,9 +85,6 @@ impl Pipeline {
                     }
                 }
             }
-        }
-        if !errors.is_empty() {
-            self.unwritten += kept.len() as u64;
         }
         for _ in items {
             self.counters.finished(errors.is_empty());

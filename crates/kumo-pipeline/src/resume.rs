@@ -15,6 +15,20 @@ pub struct StateEntry {
     pub data: Vec<u8>,
 }
 
+/// What proves, when a crawl resumes, that the file at a file sink's path is the one it wrote,
+/// before the file is cut back to its committed offset: a hash of the bytes just before the
+/// offset, and the file's identity for a checkpoint with no bytes to hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileProof {
+    /// How many bytes before the offset `tail_xxh3` covers: at most 4 KiB, fewer when the
+    /// offset is smaller.
+    pub tail_len: u32,
+    /// xxh3-64 of those bytes.
+    pub tail_xxh3: u64,
+    /// Device and inode of the file (Unix).
+    pub file_id: Option<(u64, u64)>,
+}
+
 /// What one sink commits at a checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SinkCheckpoint {
@@ -23,14 +37,19 @@ pub struct SinkCheckpoint {
     pub offset: Option<u64>,
     /// State entries added since the previous checkpoint (a ProcessingSink's chain).
     pub state: Vec<StateEntry>,
+    /// With `offset`: what proves on resume that the file is this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileProof>,
 }
 
-/// Everything committed for one sink, handed back on resume: the last offset, and all state
-/// entries of all checkpoints in commit order.
+/// Everything committed for one sink, handed back on resume: the last offset and its proof,
+/// and all state entries of all checkpoints in commit order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SinkResume {
     pub offset: Option<u64>,
     pub state: Vec<StateEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileProof>,
 }
 
 /// A pipeline's checkpoint: its own chain's new state entries, and one SinkCheckpoint per
@@ -54,6 +73,7 @@ impl SinkResume {
     /// entries follow the earlier ones.
     pub fn push(&mut self, checkpoint: SinkCheckpoint) {
         self.offset = checkpoint.offset;
+        self.file = checkpoint.file;
         self.state.extend(checkpoint.state);
     }
 }
@@ -84,17 +104,20 @@ mod tests {
         let mut r = PipelineResume::default();
         r.push(PipelineCheckpoint {
             processors: vec![entry(0, 1)],
-            sinks: vec![SinkCheckpoint { offset: Some(10), state: vec![entry(1, 2)] }],
+            sinks: vec![SinkCheckpoint { offset: Some(10), state: vec![entry(1, 2)], file: None }],
         });
         r.push(PipelineCheckpoint {
             processors: vec![entry(0, 3)],
             sinks: vec![
-                SinkCheckpoint { offset: Some(25), state: vec![entry(1, 4)] },
-                SinkCheckpoint { offset: None, state: vec![] },
+                SinkCheckpoint { offset: Some(25), state: vec![entry(1, 4)], file: None },
+                SinkCheckpoint::default(),
             ],
         });
         assert_eq!(r.processors, [entry(0, 1), entry(0, 3)]);
-        assert_eq!(r.sinks[0], SinkResume { offset: Some(25), state: vec![entry(1, 2), entry(1, 4)] });
+        assert_eq!(
+            r.sinks[0],
+            SinkResume { offset: Some(25), state: vec![entry(1, 2), entry(1, 4)], file: None }
+        );
         assert_eq!(r.sinks[1], SinkResume::default());
     }
 }

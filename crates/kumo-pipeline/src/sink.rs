@@ -19,9 +19,26 @@ pub enum SinkError {
     /// appending to it would lose or corrupt items.
     #[error(
         "cannot resume {target}: the checkpoint committed {committed} bytes but the file holds only \
-         {found}; the output file was changed or replaced since"
+         {found}; the output file was changed or replaced since. kumo leaves it alone: put the \
+         crawl's own file back to resume, or start the crawl over with --fresh"
     )]
     ResumeBeyondEnd { target: String, committed: u64, found: u64 },
+    /// The file at a resumed output's path is not the one the crawl wrote: cutting it back
+    /// to the committed length would destroy someone else's data.
+    #[error(
+        "cannot resume {target}: it is not the file this crawl wrote ({reason}). Resuming cuts an \
+         output back to the {committed} bytes its crawl committed, which would destroy what this \
+         file holds, so kumo leaves it alone: put the crawl's own file back to resume, or start \
+         the crawl over with --fresh (with -O to replace this file, or another output to keep it)"
+    )]
+    NotOurs { target: String, committed: u64, reason: String },
+    /// A new crawl's output file already holds data: replacing it needs an explicit yes.
+    #[error(
+        "{target} already holds {found} bytes that this crawl did not write, and kumo replaces \
+         a file only when told to: write elsewhere, move the file away, or allow replacing it \
+         (-O {target} on the command line, overwrite = true in a spider file's output)"
+    )]
+    Exists { target: String, found: u64 },
     /// Other reasons a sink cannot resume where its checkpoint says.
     #[error("cannot resume {target}: {reason}")]
     Resume { target: String, reason: String },
@@ -40,9 +57,10 @@ pub trait Sink: Send {
     /// Makes everything written so far durable enough for the sink's promise.
     async fn flush(&mut self) -> Result<(), SinkError>;
 
-    /// Called once before the first write. `None`: start the output fresh. `Some`: resume at
-    /// a committed checkpoint (a file sink truncates its file back to `offset`; processors
-    /// restore their state).
+    /// Called once before the first write. `None`: start the output fresh (a file sink that
+    /// must not replace an existing file refuses one holding data). `Some`: resume at a
+    /// committed checkpoint (a file sink checks that the file is the one it wrote, then cuts
+    /// it back to `offset`; processors restore their state).
     async fn open(&mut self, resume: Option<&SinkResume>) -> Result<(), SinkError> {
         let _ = resume;
         Ok(())

@@ -210,3 +210,22 @@ async fn dropping_a_sink_that_was_never_opened_keeps_the_committed_file() {
     drop(JsonLinesSink::create(&path).unwrap());
     assert_eq!(read(&path), "a\n1\n");
 }
+
+#[tokio::test]
+async fn a_file_another_program_rewrote_is_refused_inside_a_processing_sink_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    let sink = |p: &Path| Box::new(ProcessingSink::new(dedup(), vec![jsonl_sink(p)], false)) as Box<dyn Sink>;
+    let mut engine = Engine::new(&KEYS);
+    engine.run(Pipeline::new(1, vec![sink(&path)], false), Some(3)).await;
+    // Rewritten in place, longer than what was committed: the length alone proves nothing.
+    let theirs = "{\"someone\":\"else\"}\n".repeat(20);
+    assert!(theirs.len() > read(&path).len());
+    std::fs::write(&path, &theirs).unwrap();
+
+    let mut p = Pipeline::new(1, vec![sink(&path)], false);
+    let errors = p.open(engine.resume.as_ref()).await;
+    let [err @ SinkError::NotOurs { .. }] = &errors[..] else { panic!("{errors:?}") };
+    assert!(err.to_string().contains("not the file this crawl wrote"), "{err}");
+    assert_eq!(read(&path), theirs, "the file is left as it was");
+}

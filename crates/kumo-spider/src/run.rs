@@ -6,7 +6,9 @@ use std::sync::Arc;
 use kumo_core::CookieStorage;
 use kumo_engine::{Engine, EngineError, StopMode, Summary};
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
-use kumo_pipeline::{CsvSink, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError};
+use kumo_pipeline::{
+    CsvSink, Existing, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError,
+};
 use tokio::sync::watch;
 
 use crate::SiteSpec;
@@ -18,15 +20,17 @@ pub struct SiteRun {
     pub result: Result<Summary, EngineError>,
 }
 
-/// Opens the sinks a site's `output` names (standard output when it names none).
+/// Opens the sinks a site's `output` names (standard output when it names none). A new crawl
+/// refuses a file that holds data unless the output says `overwrite = true`.
 pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError> {
     let o = &site.output;
+    let existing = if o.overwrite { Existing::Replace } else { Existing::Refuse };
     let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
     if let Some(p) = &o.jsonl {
-        sinks.push(Box::new(JsonLinesSink::create(p)?));
+        sinks.push(Box::new(JsonLinesSink::create_with(p, existing)?));
     }
     if let Some(p) = &o.csv {
-        sinks.push(Box::new(CsvSink::create(p, csv_columns(site))?));
+        sinks.push(Box::new(CsvSink::create_with(p, csv_columns(site), existing)?));
     }
     if let Some(pg) = &o.postgres {
         sinks.push(Box::new(PostgresSink::connect(&pg.url, pg.sink.clone()).await?));

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+use crate::lock::StateLock;
 
 /// The marker file's name.
 pub const MARKER: &str = "KUMO_STATE";
@@ -111,17 +112,36 @@ fn write_marker(dir: &Path, ready: bool) -> Result<(), StoreError> {
     fs::rename(&tmp, dir.join(MARKER)).map_err(io(dir))
 }
 
-/// Deletes a state directory, refusing one that is not kumo's.
+/// Deletes a state directory, refusing one that is not kumo's or that another process holds.
 pub fn discard(dir: &Path) -> Result<(), StoreError> {
     if !dir.exists() {
         return Ok(());
     }
+    let lock = StateLock::acquire(dir)?;
+    clear(&lock)?;
+    fs::remove_dir(dir).map_err(io(dir))
+}
+
+/// Empties the locked state directory (`--fresh`), refusing one that is not kumo's. The
+/// directory itself stays, and with it the lock. The marker goes last: cut short, the
+/// directory is still recognisably kumo's, and the next `--fresh` finishes the job.
+pub(crate) fn clear(lock: &StateLock) -> Result<(), StoreError> {
+    let dir = lock.dir();
     let is_kumo = dir.join(MARKER).is_file();
-    let is_empty = fs::read_dir(dir).map_err(io(dir))?.next().is_none();
-    if !is_kumo && !is_empty {
+    let mut entries = Vec::new();
+    for e in fs::read_dir(dir).map_err(io(dir))? {
+        entries.push(e.map_err(io(dir))?);
+    }
+    if !is_kumo && !entries.is_empty() {
         return Err(StoreError::Foreign { path: dir.into() });
     }
-    fs::remove_dir_all(dir).map_err(io(dir))
+    entries.sort_by_key(|e| e.file_name() == MARKER);
+    for e in entries {
+        let path = e.path();
+        let is_dir = e.file_type().map_err(io(&path))?.is_dir();
+        if is_dir { fs::remove_dir_all(&path) } else { fs::remove_file(&path) }.map_err(io(&path))?;
+    }
+    Ok(())
 }
 
 /// Maps a database open failure to what it means for the user.
@@ -159,6 +179,27 @@ mod tests {
         assert!(!new);
         fs::remove_dir(dir.join(DB)).unwrap();
         assert!(matches!(prepare(&dir), Err(StoreError::Corrupt { .. })), "created, then lost");
+    }
+
+    #[test]
+    fn clear_keeps_the_locked_directory_and_refuses_a_foreign_one() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("s");
+        prepare(&dir).unwrap();
+        fs::create_dir_all(dir.join(DB).join("x")).unwrap();
+        let lock = StateLock::acquire(&dir).unwrap();
+        clear(&lock).unwrap();
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "emptied");
+        assert!(matches!(discard(&dir), Err(StoreError::Locked { .. })), "held by the lock");
+        drop(lock);
+        discard(&dir).unwrap();
+        assert!(!dir.exists());
+
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("notes.txt"), "mine").unwrap();
+        let lock = StateLock::acquire(&dir).unwrap();
+        assert!(matches!(clear(&lock), Err(StoreError::Foreign { .. })));
+        assert!(dir.join("notes.txt").exists());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Why a state directory could not be used, or a write failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kumo_frontier::FrontierError;
 
@@ -20,7 +20,7 @@ pub enum StoreError {
     )]
     Incompatible { path: PathBuf, found: String, expected: u32 },
     #[error(
-        "{}: the state directory is damaged ({detail}); kumo will not start over on its own: run with --fresh to discard it",
+        "{}: the state directory is damaged ({detail}); kumo will not start over on its own: keep the directory if you need what it holds, or run with --fresh to discard it (`kumo state check --state DIR` checks a state without changing it)",
         path.display()
     )]
     Corrupt { path: PathBuf, detail: String },
@@ -30,7 +30,10 @@ pub enum StoreError {
         marker = crate::dir::MARKER
     )]
     Missing { path: PathBuf },
-    #[error("{}: the state directory is in use by another kumo process", path.display())]
+    #[error(
+        "{}: the state directory is in use by another kumo process; wait for it to end (or stop it), or choose another --state directory",
+        path.display()
+    )]
     Locked { path: PathBuf },
     #[error(
         "{}: this crawl wrote to {saved}, not {now}; resume with the same outputs, or run with --fresh",
@@ -47,6 +50,35 @@ pub enum StoreError {
     Frontier(#[from] FrontierError),
     #[error("cannot write the output: {0}")]
     Output(std::io::Error),
+}
+
+impl StoreError {
+    /// The same error about `to`, for one met in its copy `from` (`kumo state check` opens a
+    /// copy): paths under `from` are named under `to`.
+    pub(crate) fn rebase(self, from: &Path, to: &Path) -> Self {
+        let re = |p: PathBuf| match p.strip_prefix(from) {
+            Ok(rest) if rest.as_os_str().is_empty() => to.to_path_buf(),
+            Ok(rest) => to.join(rest),
+            Err(_) => p,
+        };
+        let text = |s: String| s.replace(&from.display().to_string(), &to.display().to_string());
+        match self {
+            StoreError::Foreign { path } => StoreError::Foreign { path: re(path) },
+            StoreError::Incompatible { path, found, expected } => {
+                StoreError::Incompatible { path: re(path), found, expected }
+            }
+            StoreError::Corrupt { path, detail } => {
+                StoreError::Corrupt { path: re(path), detail: text(detail) }
+            }
+            StoreError::Missing { path } => StoreError::Missing { path: re(path) },
+            StoreError::Locked { path } => StoreError::Locked { path: re(path) },
+            StoreError::OutputsChanged { path, saved, now } => {
+                StoreError::OutputsChanged { path: re(path), saved, now }
+            }
+            StoreError::Io { path, error } => StoreError::Io { path: re(path), error },
+            other => other,
+        }
+    }
 }
 
 impl From<StoreError> for FrontierError {

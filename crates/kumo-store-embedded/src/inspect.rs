@@ -13,7 +13,7 @@ use kumo_frontier::{Commit, HostView, PushReport};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{COUNTERS, corrupt};
-use crate::{EmbeddedConfig, EmbeddedStore, StoreError, StoredFailure, dir, keys};
+use crate::{EmbeddedConfig, EmbeddedStore, StateLock, StoreError, StoredFailure, dir, keys};
 
 /// What a state holds, for `kumo frontier stats`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -109,8 +109,10 @@ impl EmbeddedStore {
     /// Opens the state of an earlier crawl, refusing (and never creating) a directory that
     /// holds none.
     pub fn open_existing(path: &Path, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
+        // Looking for the marker reads no file, so it may come before the lock (which needs
+        // the directory to exist); the open checks everything again once it is held.
         dir::require_existing(path)?;
-        Self::open(path, cfg)
+        Self::open_locked(StateLock::acquire(path)?, cfg)
     }
 
     /// Counts what is queued, keeping the `top` busiest hosts.

@@ -43,7 +43,7 @@ impl EmbeddedStore {
         self.lock().items.read_after(upto)
     }
 
-    fn folded_checkpoints(&self) -> Result<Option<PipelineResume>, StoreError> {
+    pub(crate) fn folded_checkpoints(&self) -> Result<Option<PipelineResume>, StoreError> {
         let mut folded: Option<PipelineResume> = None;
         for kv in self.sp.pipeline.prefix(CHECKPOINT) {
             let (k, v) = kv.into_inner()?;

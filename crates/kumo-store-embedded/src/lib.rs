@@ -10,10 +10,12 @@
 //!   through to (`cookies.rs`), so cookies survive a restart.
 //! - Inspection and surgery on a stopped crawl's state (`inspect.rs`): queue statistics, the
 //!   queue and the failures as JSON lines, requests imported ([`read_requests`]), failures
-//!   put back in the queue.
+//!   put back in the queue; [`check_state`] checks a state without changing it.
 //! - [`dir`] guards the state directory: its format marker, and clear errors for foreign,
-//!   damaged or incompatible directories (kumo never silently starts over).
+//!   damaged or incompatible directories (kumo never silently starts over); [`StateLock`]
+//!   keeps every other process out of it, taken before anything in it is read or deleted.
 
+mod check;
 mod cookies;
 pub mod dir;
 mod error;
@@ -24,13 +26,16 @@ mod inspect;
 mod item_log;
 mod journal;
 mod keys;
+mod lock;
 mod outputs;
 mod preflight;
 mod store;
 mod wal_check;
 
+pub use check::{StateReport, check_state};
 pub use error::StoreError;
 pub use frontier::StoredFailure;
 pub use import::{ImportError, parse_line, read_requests};
 pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats, RequeueReport};
+pub use lock::StateLock;
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

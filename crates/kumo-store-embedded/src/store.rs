@@ -26,6 +26,7 @@ use kumo_frontier::{ExactSeenSet, Politeness};
 
 use crate::hosts::{Clock, HostRecord};
 use crate::item_log::{ItemLog, LogEnd};
+use crate::lock::StateLock;
 use crate::{StoreError, dir, keys};
 
 /// How hard a commit pushes its bytes to disk.
@@ -96,6 +97,8 @@ pub struct EmbeddedStore {
     pub(crate) inner: Mutex<Inner>,
     pub(crate) persist: PersistMode,
     resumed: bool,
+    /// Declared last so it is released last, after the database has closed.
+    _lock: StateLock,
 }
 
 impl std::fmt::Debug for EmbeddedStore {
@@ -107,6 +110,22 @@ impl std::fmt::Debug for EmbeddedStore {
 impl EmbeddedStore {
     /// Opens (or creates) the state in `dir` and rebuilds the in-memory indexes from it.
     pub fn open(dir: &Path, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
+        Self::open_locked(StateLock::create(dir)?, cfg)
+    }
+
+    /// Discards the state in `dir` (refusing a directory that is not kumo's) and creates a
+    /// new one there, holding the directory throughout, so a crawl running in it is never
+    /// deleted from under it: that is refused as [`StoreError::Locked`] before anything is.
+    pub fn open_fresh(dir: &Path, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
+        let lock = StateLock::create(dir)?;
+        dir::clear(&lock)?;
+        Self::open_locked(lock, cfg)
+    }
+
+    /// Opens the state held by `lock`: nothing in the directory is read before it is held.
+    pub(crate) fn open_locked(lock: StateLock, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
+        let dir = lock.dir().to_path_buf();
+        let dir = dir.as_path();
         let (db_path, new) = dir::prepare(dir)?;
         if !new {
             crate::preflight::check(dir, &db_path)?;
@@ -159,8 +178,15 @@ impl EmbeddedStore {
             Durability::Process => PersistMode::Buffer,
             Durability::Power => PersistMode::SyncData,
         };
-        let mut store =
-            EmbeddedStore { dir: dir.into(), db, sp, inner: Mutex::new(inner), persist, resumed: false };
+        let mut store = EmbeddedStore {
+            dir: dir.into(),
+            db,
+            sp,
+            inner: Mutex::new(inner),
+            persist,
+            resumed: false,
+            _lock: lock,
+        };
         // A read error here is a damaged table (checksums), not a passing storage problem.
         store.resumed = !new
             && store.load().map_err(|e| match e {

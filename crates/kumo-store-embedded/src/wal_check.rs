@@ -12,7 +12,8 @@
 //! The entry layout mirrors fjall 3.1 `journal/entry.rs` (little-endian):
 //! - start `1`: item count u32, sequence number u64;
 //! - item `2`: value type u8 (0, 1, 2 or 4), compression u8 (0 none, 1 lz4), keyspace u64,
-//!   key length u16, value length u32, stored length u32, key, stored value;
+//!   key length u16, value length u32, stored length u32 (the same when uncompressed), key,
+//!   stored value;
 //! - end `3`: checksum u64, then the trailer `FJL\x03`;
 //! - clear `4`: keyspace u64.
 //!
@@ -32,60 +33,106 @@ const TAG_CLEAR: u8 = 4;
 /// An end entry: tag, checksum, trailer.
 const END_LEN: usize = 1 + 8 + TRAILER.len();
 
-/// Checks every `*.jnl` file in `db`; `dir` is the state directory named in errors.
+/// Checks every `*.jnl` file in `db`, oldest first; `dir` is the state directory named in
+/// errors.
 pub(crate) fn check(dir: &Path, db: &Path) -> Result<(), StoreError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |error| StoreError::Io { path, error }
     };
+    let mut journals = Vec::new();
     for e in fs::read_dir(db).map_err(io(db))? {
         let path = e.map_err(io(db))?.path();
-        if path.extension().is_none_or(|x| x != "jnl") {
-            continue;
+        if path.extension().is_some_and(|x| x == "jnl") {
+            // fjall numbers its journals in the order it writes them.
+            let id = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+            journals.push((id.unwrap_or(u64::MAX), path));
         }
+    }
+    journals.sort();
+    let mut last_seqno = None;
+    for (_, path) in journals {
         let path = path.as_path();
-        let len = fs::metadata(path).map_err(io(path))?.len();
-        let stop = decodable_len(path).map_err(io(path))?;
-        // fjall preallocates its journals, so zeros after the last entry are the normal case.
-        if stop < len && has_end_marker_after(path, stop + 1).map_err(io(path))? {
+        let damaged = |detail: String| {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
-            return Err(StoreError::Corrupt {
+            StoreError::Corrupt {
                 path: dir.into(),
-                detail: format!(
-                    "the database journal {name} is damaged at byte {stop} of {len}, and whole \
-                     commits follow the damage: opening would silently drop them"
-                ),
-            });
+                detail: format!("the database journal {name} is damaged {detail}"),
+            }
+        };
+        let len = fs::metadata(path).map_err(io(path))?.len();
+        let walk = walk(path, &mut last_seqno).map_err(io(path))?;
+        if let Some(at) = walk.backwards_at {
+            return Err(damaged(format!(
+                "at byte {at} of {len}: a commit's sequence number goes backwards, so opening \
+                 would let older writes hide newer ones"
+            )));
+        }
+        // fjall preallocates its journals, so zeros after the last entry are the normal case.
+        let stop = walk.decodable;
+        if stop < len && has_end_marker_after(path, stop + 1).map_err(io(path))? {
+            return Err(damaged(format!(
+                "at byte {stop} of {len}, and whole commits follow the damage: opening would \
+                 silently drop them"
+            )));
         }
     }
     Ok(())
 }
 
-/// How many bytes from the start decode as whole journal entries (where fjall stops reading).
-fn decodable_len(path: &Path) -> std::io::Result<u64> {
+/// What walking one journal found.
+struct Walk {
+    /// How many bytes from the start decode as whole entries (where fjall stops reading).
+    decodable: u64,
+    /// Where a commit's start entry carries a sequence number not above the one before it.
+    backwards_at: Option<u64>,
+}
+
+/// Walks the entries of the journal at `path` as fjall will. `last_seqno` carries the last
+/// commit's sequence number from journal to journal: fjall numbers commits under its journal
+/// lock, so they only ever go up (a flipped number is not in its checksum, which covers a
+/// commit's items only).
+fn walk(path: &Path, last_seqno: &mut Option<u64>) -> std::io::Result<Walk> {
     let mut r = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut pos = 0u64;
     loop {
-        match entry_len(&mut r) {
-            Ok(Some(n)) => pos += n,
-            Ok(None) => return Ok(pos),
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(pos),
+        match entry(&mut r) {
+            Ok(Some((n, seqno))) => {
+                if let Some(seqno) = seqno {
+                    if last_seqno.is_some_and(|last| seqno <= last) {
+                        return Ok(Walk { decodable: pos, backwards_at: Some(pos) });
+                    }
+                    *last_seqno = Some(seqno);
+                }
+                pos += n;
+            }
+            Ok(None) => return Ok(Walk { decodable: pos, backwards_at: None }),
+            Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
+                return Ok(Walk { decodable: pos, backwards_at: None });
+            }
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Reads one entry and returns its length; `None` at the end of the file or at an entry
-/// fjall cannot decode.
-fn entry_len(r: &mut impl Read) -> std::io::Result<Option<u64>> {
+/// How many bytes from the start decode as whole journal entries (where fjall stops reading).
+#[cfg(test)]
+fn decodable_len(path: &Path) -> std::io::Result<u64> {
+    Ok(walk(path, &mut None)?.decodable)
+}
+
+/// Reads one entry and returns its length, and its sequence number if it starts a commit;
+/// `None` at the end of the file or at an entry fjall cannot decode.
+fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Option<u64>)>> {
     let mut tag = [0u8; 1];
     if r.read(&mut tag)? == 0 {
         return Ok(None);
     }
-    Ok(match tag[0] {
+    let len = match tag[0] {
         TAG_START => {
-            skip_n(r, 12)?;
-            Some(13)
+            let mut rest = [0u8; 12];
+            r.read_exact(&mut rest)?;
+            return Ok(Some((13, Some(u64::from_le_bytes(rest[4..].try_into().expect("8 bytes"))))));
         }
         TAG_ITEM => {
             let mut head = [0u8; 1 + 1 + 8 + 2 + 4 + 4];
@@ -95,20 +142,29 @@ fn entry_len(r: &mut impl Read) -> std::io::Result<Option<u64>> {
             let key_len = u16::from_le_bytes([head[10], head[11]]) as usize;
             let value_len = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as usize;
             let stored_len = u32::from_le_bytes(head[16..20].try_into().expect("4 bytes")) as usize;
-            if !matches!(value_type, 0 | 1 | 2 | 4) || compression > 1 {
+            // fjall writes an uncompressed value's two lengths equal; it asserts that they
+            // are when it reads (a panic in builds with debug assertions), so unequal ones are
+            // damage here, not something to hand to fjall.
+            if !matches!(value_type, 0 | 1 | 2 | 4)
+                || compression > 1
+                || (compression == 0 && value_len != stored_len)
+            {
                 return Ok(None);
             }
             skip_n(r, key_len)?;
             if compression == 1 {
                 // fjall decompresses while reading; a value that does not decompress to its
-                // stated size ends its journal there too.
-                if !lz4_decodes_to(&read_n(r, stored_len)?, value_len) {
+                // stated size ends its journal there too. LZ4 expands at most about 255 times,
+                // so a larger stated size is damage, found without allocating it.
+                if value_len as u64 > stored_len as u64 * 256 + 256
+                    || !lz4_decodes_to(&read_n(r, stored_len)?, value_len)
+                {
                     return Ok(None);
                 }
             } else {
                 skip_n(r, stored_len)?;
             }
-            Some((1 + head.len() + key_len + stored_len) as u64)
+            (1 + head.len() + key_len + stored_len) as u64
         }
         TAG_END => {
             let mut rest = [0u8; END_LEN - 1];
@@ -116,14 +172,15 @@ fn entry_len(r: &mut impl Read) -> std::io::Result<Option<u64>> {
             if &rest[8..] != TRAILER {
                 return Ok(None);
             }
-            Some(END_LEN as u64)
+            END_LEN as u64
         }
         TAG_CLEAR => {
             skip_n(r, 8)?;
-            Some(9)
+            9
         }
-        _ => None,
-    })
+        _ => return Ok(None),
+    };
+    Ok(Some((len, None)))
 }
 
 /// Reads `n` bytes (an entry's key or value), failing with `UnexpectedEof` if the file ends
@@ -245,6 +302,57 @@ mod tests {
         bytes.extend(b1);
         bytes.extend(batch(2));
         let (t, _) = journal(&bytes);
+        assert!(check(t.path(), t.path()).is_err(), "batch 2 follows the damage");
+    }
+
+    #[test]
+    fn a_sequence_number_that_goes_backwards_is_damage() {
+        // Commit 3's number flipped below commit 2's: every entry still decodes.
+        let mut bytes: Vec<u8> = (0..5).flat_map(batch).collect();
+        let at = 3 * batch(0).len();
+        bytes[at + 5..at + 13].copy_from_slice(&1u64.to_le_bytes());
+        let (t, _) = journal(&bytes);
+        let e = check(t.path(), t.path()).unwrap_err();
+        assert!(e.to_string().contains(&format!("damaged at byte {at}")), "{e}");
+        assert!(e.to_string().contains("sequence number goes backwards"), "{e}");
+
+        // Across journals, in fjall's order (2 after 10 would be wrong; 10 after 2 is right).
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join("2.jnl"), (0..3).flat_map(batch).collect::<Vec<u8>>()).unwrap();
+        fs::write(t.path().join("10.jnl"), (3..6).flat_map(batch).collect::<Vec<u8>>()).unwrap();
+        check(t.path(), t.path()).unwrap();
+        fs::write(t.path().join("11.jnl"), batch(4)).unwrap();
+        assert!(check(t.path(), t.path()).is_err(), "11.jnl starts below where 10.jnl ended");
+    }
+
+    #[test]
+    fn unequal_lengths_of_an_uncompressed_value_are_damage() {
+        let one = batch(0).len();
+        let mut bytes: Vec<u8> = (0..3).flat_map(batch).collect();
+        let value_len_at = one + 13 + 1 + 2 + 8 + 2; // the second batch's item: its value length
+        bytes[value_len_at] ^= 0x01;
+        let (t, p) = journal(&bytes);
+        assert_eq!(decodable_len(&p).unwrap(), one as u64 + 13, "its start decodes, its item does not");
+        assert!(check(t.path(), t.path()).is_err(), "batch 2 follows the damage");
+    }
+
+    #[test]
+    fn an_impossible_decompressed_size_is_damage_found_without_allocating_it() {
+        let value = lz4_flex::compress(&[7u8; 1000]);
+        let mut bad = vec![TAG_START];
+        bad.extend(1u32.to_le_bytes());
+        bad.extend(1u64.to_le_bytes());
+        bad.extend([TAG_ITEM, 0, 1]);
+        bad.extend(7u64.to_le_bytes());
+        bad.extend(1u16.to_le_bytes());
+        bad.extend(u32::MAX.to_le_bytes()); // 4 GiB from a few bytes
+        bad.extend((value.len() as u32).to_le_bytes());
+        bad.push(1);
+        bad.extend(&value);
+        let mut bytes = bad;
+        bytes.extend(batch(2));
+        let (t, p) = journal(&bytes);
+        assert_eq!(decodable_len(&p).unwrap(), 13);
         assert!(check(t.path(), t.path()).is_err(), "batch 2 follows the damage");
     }
 

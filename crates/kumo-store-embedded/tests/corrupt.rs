@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Item, Request, Url};
 use kumo_frontier::{Commit, Completion, FailureRecord, Frontier, PushReport};
 use kumo_pipeline::ItemJournal;
-use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore, StoreError, dir};
+use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore, StoreError, check_state, dir};
 
 const BATCHES: usize = 30;
 const PER_BATCH: usize = 100;
@@ -447,4 +447,69 @@ async fn a_damaged_item_log_is_refused() {
     fs::remove_dir_all(dir.join("items")).unwrap();
     let e = refused(&dir, &[]);
     assert!(e.to_string().contains("item log folder is missing"), "{e}");
+}
+
+/// Every file under `dir` with its whole content.
+fn contents_of(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    files(dir).into_keys().map(|p| (p.clone(), fs::read(&p).unwrap())).collect()
+}
+
+#[tokio::test]
+async fn check_reports_a_sound_state_and_refuses_a_damaged_one_without_changing_either() {
+    let (_t, probe) = built(false).await;
+    let used = journal_used(&probe);
+
+    let before = contents_of(&probe);
+    let report = check_state(&probe).expect("sound");
+    assert_eq!((report.queued, report.seen, report.failures), (BATCHES * PER_BATCH, BATCHES * PER_BATCH, 0));
+    assert_eq!(contents_of(&probe), before, "checking changed nothing");
+
+    // Damage in the middle: refused, naming the state (not the scratch copy), nothing changed.
+    let (_t1, dir) = copy_of(&probe);
+    let jnl = dir.join("db/0.jnl");
+    let mut b = fs::read(&jnl).unwrap();
+    for x in &mut b[used as usize / 2..used as usize / 2 + 8] {
+        *x ^= 0xff;
+    }
+    fs::write(&jnl, b).unwrap();
+    let before = contents_of(&dir);
+    let e = check_state(&dir).unwrap_err();
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.starts_with(&format!("{}: the state directory is damaged", dir.display())), "{msg}");
+    assert!(msg.contains("0.jnl is damaged at byte") && !msg.contains("kumo-state-check"), "{msg}");
+    assert_eq!(contents_of(&dir), before, "the damaged state is left exactly as it was");
+    let siblings: Vec<_> = fs::read_dir(dir.parent().unwrap()).unwrap().collect();
+    assert_eq!(siblings.len(), 1, "the scratch copy is gone");
+
+    // A torn tail is what a crash leaves: sound, and the check does not trim it (an open does).
+    let (_t2, dir) = copy_of(&probe);
+    truncate(&dir.join("db/0.jnl"), used - 5);
+    let before = contents_of(&dir);
+    let report = check_state(&dir).expect("a torn tail is crash recovery");
+    assert!(report.queued < BATCHES * PER_BATCH, "the torn commit is not counted");
+    assert_eq!(contents_of(&dir), before);
+}
+
+#[tokio::test]
+async fn check_refuses_a_state_in_use_and_a_damaged_item_log() {
+    let (_t, probe) = built(true).await;
+    let store = open(&probe).unwrap();
+    let e = check_state(&probe).unwrap_err();
+    assert!(matches!(e, StoreError::Locked { .. }), "{e}");
+    drop(store);
+    assert_eq!(check_state(&probe).unwrap().items_pending, 50);
+
+    let (_t1, dir) = copy_of(&probe);
+    let log = dir.join("items").join(format!("{:020}.log", 1));
+    let mut bytes = fs::read(&log).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x20;
+    fs::write(&log, &bytes).unwrap();
+    let e = check_state(&dir).unwrap_err().to_string();
+    assert!(e.contains("checksum") && e.contains(&dir.display().to_string()), "{e}");
+    assert!(!e.contains("kumo-state-check"), "names the state, not the copy: {e}");
+
+    let e = check_state(&dir.join("nothing-here")).unwrap_err();
+    assert!(matches!(e, StoreError::Missing { .. }), "{e}");
 }

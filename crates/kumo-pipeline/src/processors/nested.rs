@@ -5,15 +5,15 @@
 //! holds:
 //! - its chain's entries, tagged with the processor's index (0, 1, …) as the chain tags them;
 //! - for inner sink `i`, at most one entry per checkpoint, tagged `u32::MAX - i`, whose data
-//!   is the JSON of that sink's whole `SinkCheckpoint`: its offset and its own state entries
-//!   (which nest again when the inner sink is a processing sink too).
+//!   is the JSON of that sink's whole `SinkCheckpoint`: its offset, the proof of its file and
+//!   its own state entries (which nest again when the inner sink is a processing sink too).
 //!
 //! The two tag ranges cannot meet: a chain has nowhere near `u32::MAX` processors, and it ignores
 //! entries naming an index it does not have, so the whole state can be handed to it.
 //!
 //! On resume, inner sink `i`'s entries, in commit order, fold like a pipeline's checkpoints
-//! do ([`SinkResume::push`]): the last entry's offset, and every state entry in order. An
-//! inner checkpoint with no state that repeats the offset last recorded is left out, since
+//! do ([`SinkResume::push`]): the last entry's offset and proof, and every state entry in
+//! order. An inner checkpoint with no state that repeats the offset last recorded is left out, since
 //! folding it would change nothing: an idle sink adds nothing to what the engine keeps.
 
 use crate::{SinkCheckpoint, SinkResume, StateEntry};
@@ -57,7 +57,7 @@ mod tests {
 
     fn checkpoint(offset: Option<u64>, keys: &[u8]) -> SinkCheckpoint {
         let state = keys.iter().map(|&k| StateEntry { processor: 0, data: vec![k] }).collect();
-        SinkCheckpoint { offset, state }
+        SinkCheckpoint { offset, state, file: None }
     }
 
     #[test]
@@ -71,9 +71,9 @@ mod tests {
         let resumes = decode(&state, 3).unwrap();
         assert_eq!(
             resumes[0],
-            Some(SinkResume { offset: Some(30), state: checkpoint(None, &[1, 2, 3]).state })
+            Some(SinkResume { offset: Some(30), state: checkpoint(None, &[1, 2, 3]).state, file: None })
         );
-        assert_eq!(resumes[1], Some(SinkResume { offset: Some(7), state: vec![] }));
+        assert_eq!(resumes[1], Some(SinkResume { offset: Some(7), ..Default::default() }));
         assert_eq!(resumes[2], None);
     }
 

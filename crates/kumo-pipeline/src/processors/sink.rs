@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use kumo_core::Item;
 
 use super::{ProcessorChain, nested};
-use crate::{Sink, SinkCheckpoint, SinkError, SinkResume};
+use crate::{FileProof, Sink, SinkCheckpoint, SinkError, SinkResume};
 
 /// Runs each batch through a [`ProcessorChain`], then writes what is left to every sink
 /// (stopping at the first failing sink with `fail_fast`). Its processor counts show in the
@@ -17,14 +17,14 @@ pub struct ProcessingSink {
     sinks: Vec<Box<dyn Sink>>,
     fail_fast: bool,
     problems: u64,
-    /// Each inner sink's offset as last checkpointed (or resumed), so that a checkpoint
-    /// repeats no unchanged one.
-    inner_offsets: Vec<Option<u64>>,
+    /// Each inner sink's offset and file proof as last checkpointed (or resumed), so that a
+    /// checkpoint repeats no unchanged one.
+    inner_offsets: Vec<(Option<u64>, Option<FileProof>)>,
 }
 
 impl ProcessingSink {
     pub fn new(chain: ProcessorChain, sinks: Vec<Box<dyn Sink>>, fail_fast: bool) -> Self {
-        let inner_offsets = vec![None; sinks.len()];
+        let inner_offsets = vec![(None, None); sinks.len()];
         ProcessingSink { chain, sinks, fail_fast, problems: 0, inner_offsets }
     }
 
@@ -52,7 +52,8 @@ impl Sink for ProcessingSink {
                 inner
             }
         };
-        self.inner_offsets = inner.iter().map(|r| r.as_ref().and_then(|r| r.offset)).collect();
+        self.inner_offsets =
+            inner.iter().map(|r| r.as_ref().map_or((None, None), |r| (r.offset, r.file))).collect();
         let mut first = None;
         for (s, r) in self.sinks.iter_mut().zip(&inner) {
             if let Err(e) = s.open(r.as_ref()).await {
@@ -94,13 +95,13 @@ impl Sink for ProcessingSink {
         let mut state = self.chain.take_state();
         for (i, (s, last)) in self.sinks.iter_mut().zip(&mut self.inner_offsets).enumerate() {
             let inner = s.checkpoint();
-            if inner.state.is_empty() && inner.offset == *last {
+            if inner.state.is_empty() && (inner.offset, inner.file) == *last {
                 continue;
             }
-            *last = inner.offset;
+            *last = (inner.offset, inner.file);
             state.push(nested::encode(i, &inner));
         }
-        SinkCheckpoint { offset: None, state }
+        SinkCheckpoint { offset: None, state, file: None }
     }
 
     fn stats(&self) -> Option<serde_json::Value> {

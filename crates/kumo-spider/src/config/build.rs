@@ -37,6 +37,9 @@ pub struct OutputSpec {
     pub csv: Option<PathBuf>,
     pub postgres: Option<PostgresOutput>,
     pub stdout: bool,
+    /// A new crawl may replace existing `jsonl` and `csv` files (otherwise one holding data
+    /// is refused: kumo replaces only files it wrote).
+    pub overwrite: bool,
 }
 
 impl SiteSpec {
@@ -306,6 +309,7 @@ pub(super) fn site(
         csv: o.csv.map(PathBuf::from),
         postgres: o.postgres.map(|p| postgres::output(lines, &name, p)).transpose()?,
         stdout: o.stdout,
+        overwrite: o.overwrite,
     };
     Ok(SiteSpec { name, crawl, spider: Arc::new(spider), processors, fail_fast: raw.fail_fast, output })
 }

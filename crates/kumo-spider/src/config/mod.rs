@@ -20,7 +20,8 @@
 //! priority = { target = 20, source = 10, next_page = 10, follow = 0 }
 //! next_page = "li.next > a"
 //! processors = [{ require = ["text"] }]
-//! output = { jsonl = "quotes.jsonl" }   # also csv, stdout = true, postgres (PostgresOutput)
+//! output = { jsonl = "quotes.jsonl" }   # also csv, stdout = true, postgres (PostgresOutput);
+//!                                       # overwrite = true: a new crawl may replace the files
 //!
 //! [[site.limit]]                         # per-host limit rules, first match wins
 //! host = "*.example.com"                # a glob, or regex = '…'

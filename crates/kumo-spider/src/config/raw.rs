@@ -158,6 +158,8 @@ pub(super) struct RawOutput {
     pub postgres: Option<RawPostgres>,
     #[serde(default)]
     pub stdout: bool,
+    #[serde(default)]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
