@@ -22,6 +22,9 @@ pub enum Command {
     /// Crawl from one or more start URLs, writing one JSON line per fetched page.
     #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Crawl(Box<CrawlArgs>),
+    /// Serve the quotes site in testdata/ on 127.0.0.1 and crawl it with
+    /// examples/quotes.toml: the quick start in one command, from a clone of the repository.
+    Demo(DemoArgs),
     /// Crawl the built-in synthetic site on 127.0.0.1 and report speed and memory.
     Bench(BenchArgs),
     /// Serve the built-in test site (synthetic, or a directory) on 127.0.0.1 until Ctrl-C.
@@ -361,6 +364,14 @@ pub struct BenchArgs {
     /// does by default (the default bench keeps everything in memory).
     #[arg(long)]
     pub durable: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// The demo's folder: the items go to DIR/quotes.jsonl, the crawl's state to DIR/state
+    /// (each run starts over).
+    #[arg(default_value = "kumo-demo", value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]

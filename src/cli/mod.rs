@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod crawl;
+mod demo;
 mod failures_cmd;
 mod frontier_cmd;
 mod hosts_cmd;
@@ -25,15 +26,25 @@ use clap::{CommandFactory, FromArgMatches};
 
 use args::{Cli, Command};
 
-pub fn main() -> ExitCode {
+/// Parses a command line (the program's name first), noting which `crawl` options it gave.
+fn parse<I, T>(argv: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let cmd = Cli::command();
-    let matches = cmd.clone().get_matches();
-    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = cmd.clone().try_get_matches_from(argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
     if let (Command::Crawl(a), Some(("crawl", m)), Some(sub)) =
         (&mut cli.command, matches.subcommand(), cmd.find_subcommand("crawl"))
     {
         a.given = args::given_options(sub, m);
     }
+    Ok(cli)
+}
+
+pub fn main() -> ExitCode {
+    let cli = parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
     logging::init(cli.verbose, cli.quiet);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -45,6 +56,7 @@ pub fn main() -> ExitCode {
     let result = rt.block_on(async {
         match cli.command {
             Command::Crawl(a) => crawl::run(*a).await,
+            Command::Demo(a) => demo::run(a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::Testsite(a) => testsite::run(a).await,
             Command::Parse(a) => parse_cmd::run(a).await,
