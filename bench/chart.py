@@ -30,6 +30,7 @@ RULE = "#e5e7eb"
 SHORT = {
     "kumo": "links + page records",
     "kumo-items": "items, spider file",
+    "kumo-items-64": "items, 64 per host",
     "spider-rs-noextract": "no HTML parsing",
     "spider-rs": "items, scraper",
     "spider-rs-defaults": "default features, items",
@@ -73,7 +74,7 @@ def chart(rows, versions, meta):
         sub.append(meta["date"])
     if meta.get("cpus"):
         sub.append(f"{meta['cpus']} CPUs")
-    kv = next((versions[p] for p in ("kumo", "kumo-items") if p in versions), None)
+    kv = next((versions[p] for p in ("kumo", "kumo-items", "kumo-items-64") if p in versions), None)
     if kv:
         sub.append(kv)
     out.append(text(20, 52, " · ".join(sub), size=12, fill=MUTED))

@@ -6,7 +6,7 @@
 # (bench/.work/results/N-<stamp>, also bench/.work/results/latest).
 #
 # env (see bench/README.md):
-#   PEERS="kumo spider-rs-noextract kumo-items spider-rs"   REPS=3   KUMO_ARGS=--fresh
+#   PEERS="kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs"   REPS=3   KUMO_ARGS=--fresh
 #   RUN_TIMEOUT=300 (seconds per run)   KUMO_BIN (a kumo binary to use instead of building one)
 #   PUBLISH=1  also copies table.md and chart.svg to docs/bench/
 set -euo pipefail
@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 N="${1:-20000}"
 [[ "$N" =~ ^[0-9]+$ ]] || { echo "usage: $0 [N]   (N: pages of the site, default 20000)" >&2; exit 2; }
-export PEERS="${PEERS:-kumo spider-rs-noextract kumo-items spider-rs}"
+export PEERS="${PEERS:-kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs}"
 export REPS="${REPS:-3}"
 export KUMO_ARGS="${KUMO_ARGS---fresh}"
 read -r -a P <<< "$PEERS"

@@ -10,8 +10,8 @@
 #
 # env:
 #   REPS=3              runs per peer
-#   PEERS="kumo spider-rs-noextract kumo-items spider-rs"   the peers, in this order on odd
-#                       repetitions; also scrapy, crawlee, wget2, wget, spider-rs-defaults
+#   PEERS="kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs"   the peers, in this order on odd
+#                       repetitions; also kumo-items-64 (64 requests at once to the host), scrapy, crawlee, wget2, wget, spider-rs-defaults
 #                       (spider with its default features), crawlee-min64 (minConcurrency 64
 #                       too), crawlee-mem (Crawlee's storage kept in memory)
 #   KUMO_BIN            the kumo binary (default: the repository's target/release/kumo)
@@ -27,7 +27,7 @@ REPO="$(cd "$HERE/.." && pwd)"
 cd "$HERE"
 N="${1:-20000}"
 REPS="${REPS:-3}"
-PEERS="${PEERS:-kumo spider-rs-noextract kumo-items spider-rs}"
+PEERS="${PEERS:-kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
 SIZE_KB="${SIZE_KB:-12}"
 LINKS="${LINKS:-20}"
@@ -48,7 +48,7 @@ read -r -a KARGS <<< "$KUMO_ARGS"
 
 for peer in "${P[@]}"; do
   case "$peer" in
-    kumo|kumo-items) [[ -x "$KUMO_BIN" ]] || { echo "no kumo binary at $KUMO_BIN" >&2; exit 1; } ;;
+    kumo|kumo-items|kumo-items-64) [[ -x "$KUMO_BIN" ]] || { echo "no kumo binary at $KUMO_BIN" >&2; exit 1; } ;;
   esac
 done
 
@@ -66,7 +66,7 @@ lock_version() {  # crate name -> its version in the spider-rs peer's Cargo.lock
 }
 peer_version() {
   case "$1" in
-    kumo|kumo-items)
+    kumo|kumo-items|kumo-items-64)
       local v g
       v="$("$KUMO_BIN" --version 2>/dev/null | head -n1 || true)"
       g="$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?')"
@@ -127,9 +127,12 @@ run_one() {  # peer rep
       cmd=("$KUMO_BIN" crawl "$URL" -o "$out/items.jsonl" --concurrency 64 --no-progress
            --summary-json "$out/summary.json" "${KARGS[@]}")
       extra=(--jsonl "$out/items.jsonl" --kumo-summary "$out/summary.json") ;;
-    kumo-items)
-      # the product model as a kumo spider file, its items written to this run's folder
-      sed -e "s#^output = .*#output = { jsonl = \"$out/items.jsonl\" }#" "$KUMO_SPIDER" > "$out/spider.toml"
+    kumo-items|kumo-items-64)
+      # the product model as a kumo spider file, its items written to this run's folder;
+      # kumo-items-64 with 64 requests at once to the one host, as the peers run
+      local per_host=()
+      [[ "$peer" == kumo-items-64 ]] && per_host=(-e "s#^per_host = .*#per_host = 64#")
+      sed -e "s#^output = .*#output = { jsonl = \"$out/items.jsonl\" }#" "${per_host[@]}" "$KUMO_SPIDER" > "$out/spider.toml"
       cmd=("$KUMO_BIN" crawl "$out/spider.toml" --seed-base "${URL%/index.html}" --no-progress
            --summary-json "$out/summary.json" "${KARGS[@]}")
       extra=(--items --jsonl "$out/items.jsonl" --kumo-summary "$out/summary.json") ;;

@@ -19,7 +19,7 @@ SCRAPY_VERSION="2.19.0"
 check=0
 if [[ "${1:-}" == --check ]]; then check=1; shift; fi
 peers=("$@")
-((${#peers[@]})) || peers=(kumo kumo-items spider-rs spider-rs-noextract scrapy crawlee wget2 wget)
+((${#peers[@]})) || peers=(kumo kumo-items kumo-items-64 spider-rs spider-rs-noextract scrapy crawlee wget2 wget)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 missing=()
@@ -36,7 +36,7 @@ need_cmd timeout coreutils
 want_scrapy=0 want_crawlee=0 want_spider=0 want_spider_defaults=0
 for p in "${peers[@]}"; do
   case "$p" in
-    kumo|kumo-items) ;;
+    kumo|kumo-items|kumo-items-64) ;;
     spider-rs|spider-rs-noextract) want_spider=1 ;;
     spider-rs-defaults) want_spider_defaults=1 ;;
     scrapy) want_scrapy=1 ;;

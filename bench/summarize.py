@@ -14,8 +14,9 @@ from collections import OrderedDict
 
 # What each peer does in the run (see bench/README.md for how each is configured).
 DESCRIPTION = {
-    "kumo": "kumo: links + a JSON record per page, robots.txt on",
-    "kumo-items": "kumo: spider file, items (sku, title, price), robots.txt on",
+    "kumo": "kumo: links + a JSON record per page, robots.txt on, 8 per host",
+    "kumo-items": "kumo: spider file, items (sku, title, price), robots.txt on, 8 per host",
+    "kumo-items-64": "kumo: spider file, items, robots.txt on, 64 per host",
     "spider-rs-noextract": "spider-rs: no HTML parsing",
     "spider-rs": "spider-rs + scraper: items",
     "spider-rs-defaults": "spider-rs, spider's default features: items",
@@ -27,7 +28,7 @@ DESCRIPTION = {
     "wget": "wget: mirror only",
 }
 # Each kumo mode is compared with the peer that does the same work.
-COUNTERPART = {"kumo": "spider-rs-noextract", "kumo-items": "spider-rs"}
+COUNTERPART = {"kumo": "spider-rs-noextract", "kumo-items": "spider-rs", "kumo-items-64": "spider-rs"}
 
 
 def med(xs):
