@@ -122,7 +122,7 @@ def chart(rows, versions, meta):
             out.append(text(x0 + w + 6, y + BAR_H / 2 + 4.5, label, size=12, weight=weight))
 
     foot = TOP + n_rows * ROW + 8
-    ratio = ("Bold ratio: kumo's pages/s over the peer doing the same work just below it. "
+    ratio = ("Bold ratio: kumo's pages/s over the grey peer below it that does the same work. "
              if any(s.get("ratio") is not None for s in agg) else "")
     out.append(text(20, foot + 8,
                     ratio + "CPU: user + system time of the crawler's process per page fetched.",
