@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use std::io::Write as _;
+
 use anyhow::{Result, anyhow};
 use kumo_core::ErrorKind;
 use kumo_frontier::FailureRecord;
@@ -29,20 +31,21 @@ struct Listed<'a> {
 }
 
 fn list(a: FailuresListArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let store = open(&a.state)?;
     let failures = store.stored_failures()?;
     if a.json {
         let listed: Vec<_> =
             failures.iter().map(|(seq, f)| Listed { seq: *seq, record: &f.record }).collect();
-        println!("{}", serde_json::to_string_pretty(&listed)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&listed)?)?;
         return Ok(());
     }
-    println!("{} failures in {}", failures.len(), store.dir().display());
+    writeln!(out, "{} failures in {}", failures.len(), store.dir().display())?;
     for (seq, f) in &failures {
         let r = &f.record;
         let status = r.last_status.map(|s| format!(", HTTP {s}")).unwrap_or_default();
-        println!("  #{seq} {} ({} attempts{status}) {}", r.kind, r.attempts, r.url);
-        println!("      {}", r.message);
+        writeln!(out, "  #{seq} {} ({} attempts{status}) {}", r.kind, r.attempts, r.url)?;
+        writeln!(out, "      {}", r.message)?;
     }
     Ok(())
 }
@@ -56,12 +59,13 @@ fn export(a: ExportArgs) -> Result<()> {
 }
 
 fn requeue(a: RequeueArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let kinds = a.kinds.iter().map(|k| parse_kind(k)).collect::<Result<Vec<_>>>()?;
     let store = open(&a.state)?;
     let r = store.requeue_failures(&kinds)?;
-    println!("requeued {} failures; {} left", r.requeued, r.remaining);
+    writeln!(out, "requeued {} failures; {} left", r.requeued, r.remaining)?;
     if r.invalid > 0 {
-        println!("{} of them stay: their URL does not parse", r.invalid);
+        writeln!(out, "{} of them stay: their URL does not parse", r.invalid)?;
     }
     Ok(())
 }

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use std::io::Write as _;
+
 use anyhow::{Context, Result};
 use kumo_store_embedded::{QueueStats, read_requests};
 
@@ -21,12 +23,13 @@ pub fn run(c: FrontierCommand) -> Result<ExitCode> {
 }
 
 fn stats(a: FrontierStatsArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let store = open(&a.state)?;
     let s = store.queue_stats(a.top)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
     } else {
-        print!("{}", render(store.dir(), &s, a.top));
+        write!(out, "{}", render(store.dir(), &s, a.top))?;
     }
     Ok(())
 }
@@ -40,12 +43,13 @@ fn export(a: ExportArgs) -> Result<()> {
 }
 
 fn import(a: ImportArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let store = if a.create { open_or_create(&a.state)? } else { open(&a.state)? };
     // Every line is read and checked before anything is queued.
     let source = if a.input == "-" { "standard input" } else { a.input.as_str() };
     let requests = read_requests(input(&a.input)?).with_context(|| source.to_string())?;
     let r = store.import(requests)?;
-    println!("queued {} requests ({} already seen) in {}", r.added, r.seen, store.dir().display());
+    writeln!(out, "queued {} requests ({} already seen) in {}", r.added, r.seen, store.dir().display())?;
     Ok(())
 }
 

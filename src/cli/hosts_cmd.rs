@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use std::io::Write as _;
+
 use anyhow::{Result, bail};
 use kumo_frontier::HostView;
 use serde::Serialize;
@@ -25,6 +27,7 @@ struct HostLine<'a> {
 }
 
 pub fn run(a: HostsArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let store = open(&a.state)?;
     if a.all || !a.unpause.is_empty() {
         let views = store.host_views();
@@ -35,15 +38,15 @@ pub fn run(a: HostsArgs) -> Result<()> {
         let which = (!a.all).then_some(names.as_slice());
         let lifted = store.cap_host_pauses(which, std::time::Duration::ZERO)?;
         for l in &lifted {
-            println!("lifted the pause of {} ({} were left)", l.host, span(l.was));
+            writeln!(out, "lifted the pause of {} ({} were left)", l.host, span(l.was))?;
         }
         for name in &names {
             if !lifted.iter().any(|l| &*l.host == *name) {
-                println!("{name} was not paused");
+                writeln!(out, "{name} was not paused")?;
             }
         }
         if a.all && lifted.is_empty() {
-            println!("no host was paused");
+            writeln!(out, "no host was paused")?;
         }
         return Ok(());
     }
@@ -59,9 +62,9 @@ pub fn run(a: HostsArgs) -> Result<()> {
                 paused_secs: h.paused_for.map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0)),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&lines)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&lines)?)?;
     } else {
-        print!("{}", render(&shown));
+        write!(out, "{}", render(&shown))?;
     }
     Ok(())
 }

@@ -68,9 +68,18 @@ pub fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
+        // A reader that stopped early (`kumo failures list | head`) is no failure.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             outcome::of_error(&e).into()
         }
     }
+}
+
+/// Whether `e` is standard output's reader having gone away.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use std::io::Write as _;
+
 use anyhow::Result;
 use kumo_store_embedded::check_state;
 
@@ -16,18 +18,20 @@ pub fn run(c: StateCommand) -> Result<ExitCode> {
 
 /// A damaged or busy state is an error (exit 1) whose message says what was found.
 fn check(a: StateCheckArgs) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     let report = check_state(&a.state.dir)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        println!(
+        writeln!(
+            out,
             "{}: sound: {} queued, {} failures, {} URLs seen, {} items waiting for the outputs",
             a.state.dir.display(),
             report.queued,
             report.failures,
             report.seen,
             report.items_pending
-        );
+        )?;
     }
     Ok(())
 }

@@ -48,8 +48,9 @@ pub enum StoreError {
     Encode(#[from] serde_json::Error),
     #[error(transparent)]
     Frontier(#[from] FrontierError),
-    #[error("cannot write the output: {0}")]
-    Output(std::io::Error),
+    /// Shown with its cause after it (`{:#}`), as the command line prints errors.
+    #[error("cannot write the output")]
+    Output(#[source] std::io::Error),
 }
 
 impl StoreError {

@@ -170,8 +170,11 @@ impl ItemLog {
             self.buf.extend_from_slice(&[0; RECORD_HEADER]);
             serde_json::to_writer(&mut self.buf, item)?;
             let payload = &self.buf[at + RECORD_HEADER..];
-            let len = u32::try_from(payload.len())
-                .map_err(|_| StoreError::Output(std::io::Error::other("an item over 4 GiB")))?;
+            let len = u32::try_from(payload.len()).map_err(|_| {
+                io(&self.dir.join(file_name(self.end.generation)))(std::io::Error::other(
+                    "an item over 4 GiB",
+                ))
+            })?;
             let check = xxh3_64(payload) as u32;
             self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
             self.buf[at + 4..at + 8].copy_from_slice(&check.to_le_bytes());
