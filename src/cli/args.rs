@@ -216,10 +216,12 @@ pub struct CrawlArgs {
     /// Accept links to any domain.
     #[arg(long)]
     pub any_domain: bool,
-    /// Only follow URLs matching one of these (glob, or re:REGEX).
+    /// Only follow URLs matching one of these: a glob over the whole URL, where `*` matches
+    /// any characters, `/` included (`*/docs/*`), or re:REGEX (searched in the URL).
     #[arg(long = "allow", value_name = "PATTERN")]
     pub allow: Vec<String>,
-    /// Never follow URLs matching one of these (glob, or re:REGEX).
+    /// Never follow URLs matching one of these: a glob over the whole URL, where `*` matches
+    /// any characters, `/` included (`*logout*`), or re:REGEX (searched in the URL).
     #[arg(long = "deny", value_name = "PATTERN")]
     pub deny: Vec<String>,
     /// Requests in flight at once, all hosts together.

@@ -211,7 +211,10 @@ pub(crate) async fn run(
     }
     let pages_at_start = tally.pages;
     let mut in_flight = 0usize;
-    let mut leased_total = pages_at_start;
+    // `max_pages` counts pages (results analyzed into page records), not leases: a lease can
+    // end as robots.txt work (a deferral, a skip), a retry or a failure, and those must not
+    // use up the budget. Pages done plus leases in flight never exceed it.
+    let mut pages_done = tally.done;
     let mut cause: Option<StopCause> = None;
     // The message of the error that stopped the crawl, if one did.
     let mut stop_error: Option<String> = None;
@@ -239,21 +242,27 @@ pub(crate) async fn run(
             stopping = true;
             cause = Some(StopCause::OutputError);
         }
-        let page_cap_hit = cfg.max_pages != 0 && leased_total >= cfg.max_pages;
+        let page_cap_hit = cfg.max_pages != 0 && pages_done >= cfg.max_pages;
         if page_cap_hit && !stopping {
             stopping = true;
             cause.get_or_insert(StopCause::MaxPages);
         }
-        if !stopping && in_flight < concurrency {
-            let mut want = concurrency - in_flight;
-            if cfg.max_pages != 0 {
-                want = want.min((cfg.max_pages - leased_total) as usize);
+        // How many more leases may go out now: the free slots, within what is left of the page
+        // budget once the leases in flight are counted as pages.
+        let room = |in_flight: usize, pages_done: u64| {
+            let slots = concurrency - in_flight;
+            if cfg.max_pages == 0 {
+                return slots;
             }
+            let left = cfg.max_pages.saturating_sub(pages_done + in_flight as u64);
+            slots.min(usize::try_from(left).unwrap_or(usize::MAX))
+        };
+        let want = room(in_flight, pages_done);
+        if !stopping && want > 0 {
             match frontier.lease(want).await {
                 Ok(leases) => {
                     for l in leases {
                         in_flight += 1;
-                        leased_total += 1;
                         // Cannot block: the channel holds `concurrency` and fewer are out.
                         if lease_tx.send(l).await.is_err() {
                             break;
@@ -293,12 +302,12 @@ pub(crate) async fn run(
             cause.get_or_insert(StopCause::Drained);
             break;
         }
+        // With no lease allowed (slots or budget full), only a result can change that.
+        let can_lease = room(in_flight, pages_done) > 0;
         let wake = match readiness {
-            Readiness::At(t) if in_flight < concurrency => Some(tokio::time::Instant::from_std(t)),
+            Readiness::At(t) if can_lease => Some(tokio::time::Instant::from_std(t)),
             // Leasable now but nothing was handed out: a short pause avoids spinning.
-            Readiness::Now if in_flight < concurrency => {
-                Some(tokio::time::Instant::now() + Duration::from_millis(1))
-            }
+            Readiness::Now if can_lease => Some(tokio::time::Instant::now() + Duration::from_millis(1)),
             _ => None,
         };
         tokio::select! {
@@ -312,6 +321,7 @@ pub(crate) async fn run(
                     }
                 }
                 in_flight -= batch.len();
+                pages_done += batch.iter().filter(|r| r.outcome.is_page()).count() as u64;
                 progress.in_flight.store(in_flight as u64, Ordering::Relaxed);
                 match group.add(batch) {
                     Some(ids) if !group.is_full() => {

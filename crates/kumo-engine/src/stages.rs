@@ -70,6 +70,14 @@ pub(crate) enum Outcome {
     Deferred(Duration),
 }
 
+impl Outcome {
+    /// Whether this result is a page (what `max_pages` counts): robots.txt outcomes, retries
+    /// and failures are not.
+    pub(crate) fn is_page(&self) -> bool {
+        matches!(self, Outcome::Page { .. })
+    }
+}
+
 /// Statuses that mean "try again later": the request was fine, the server was not.
 pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504 | 522 | 524)

@@ -298,3 +298,54 @@ async fn rule_headers_go_with_every_request_to_matching_hosts() {
     let agents: Vec<String> = server.hits().into_iter().map(|h| h.user_agent.unwrap_or_default()).collect();
     assert_eq!(agents, ["rule-agent", "rule-agent"]);
 }
+
+/// A site of a home page linking to `/1`..`/8`, robots.txt answering `robots_txt`.
+async fn eight_pages(robots_txt: &str, flaky: Option<&str>) -> TestServer {
+    let pages: Vec<String> = (1..=8).map(|i| format!("/{i}")).collect();
+    let paths: Vec<&str> = pages.iter().map(String::as_str).collect();
+    let mut b = ServerBuilder::new()
+        .fixture("/robots.txt", robots(robots_txt))
+        .fixture("/", Fixture::html(&links(&paths)));
+    for p in &paths {
+        b = match flaky {
+            Some(f) if f == *p => b.fixture_sequence(p, vec![Fixture::status(503, "busy"), Fixture::html(p)]),
+            _ => b.fixture(p, Fixture::html(p)),
+        };
+    }
+    b.start().await.unwrap()
+}
+
+/// Issue 21.6: robots.txt work (the fetch and the deferral after it on a paced host) and
+/// retries used to consume the `max_pages` budget, so a paced crawl stopped a page or more
+/// short. The budget is page records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_counts_pages_not_robots_work_or_retries() {
+    // A Crawl-delay host: the first page waits its turn after robots.txt.
+    let server = eight_pages("User-agent: *\nCrawl-delay: 0.05\n", None).await;
+    let mut cfg = config(&server.url("/"));
+    cfg.max_pages = 5;
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(summary.stopped_by, kumo_engine::StopCause::MaxPages);
+    assert_eq!(items.len(), 5, "Crawl-delay: {:?}", server.hits());
+    assert_eq!(summary.pages, 5);
+    assert_eq!(common::page_hits(&server), 5, "no page fetched past the budget");
+
+    // A delay from the host's rule, robots.txt allowing all.
+    let server = eight_pages("User-agent: *\nAllow: /\n", None).await;
+    let mut cfg = config(&server.url("/"));
+    cfg.politeness.default.delay = Duration::from_millis(50);
+    cfg.max_pages = 5;
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(summary.stopped_by, kumo_engine::StopCause::MaxPages);
+    assert_eq!(items.len(), 5, "delay: {:?}", server.hits());
+    assert_eq!(summary.pages, 5);
+
+    // A retried page: its 503 is no page record, so it leaves the budget alone.
+    let server = eight_pages("User-agent: *\nAllow: /\n", Some("/1")).await;
+    let mut cfg = config(&server.url("/"));
+    cfg.politeness.default.parallelism = 1;
+    cfg.max_pages = 5;
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(summary.stopped_by, kumo_engine::StopCause::MaxPages);
+    assert_eq!(items.len(), 5, "retry: {:?}", server.hits());
+}

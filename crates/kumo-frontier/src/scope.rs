@@ -7,7 +7,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use kumo_core::{Request, SkipReason, Url};
 use regex::RegexSet;
 
-/// A URL pattern: a glob over the whole URL (`https://*.example.com/docs/**`) or a regex.
+/// A URL pattern: a glob over the whole URL (`https://*.example.com/docs/*`) or a regex.
+///
+/// In a glob `*` (and `**`) matches any characters, `/` included: a URL is not a file path,
+/// and users write `*logout*` meaning "any URL containing logout" (issue 21.8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UrlPattern {
     Glob(String),
@@ -78,8 +81,10 @@ impl Patterns {
         for p in list {
             match p {
                 UrlPattern::Glob(g) => {
+                    // `*` crosses `/`: with path semantics `*logout*` could match no URL at all
+                    // (every URL has a `/`), silently.
                     let glob = GlobBuilder::new(g)
-                        .literal_separator(true)
+                        .literal_separator(false)
                         .build()
                         .map_err(|source| ScopeError::Glob { pattern: g.clone(), source })?;
                     globs.add(glob);
@@ -259,6 +264,32 @@ mod tests {
         assert_eq!(s.check(&req("http://a.b/other", 0)), Err(SkipReason::Pattern));
         assert_eq!(s.check(&req("http://a.b/docs/private/x", 0)), Err(SkipReason::Pattern));
         assert_eq!(s.check(&req("http://a.b/docs/x.pdf", 0)), Err(SkipReason::Pattern));
+    }
+
+    #[test]
+    fn a_star_matches_across_slashes() {
+        let cfg = ScopeConfig {
+            any_domain: true,
+            deny: vec![UrlPattern::parse("*logout*"), UrlPattern::parse("glob:http://a.b/*.pdf")],
+            ..Default::default()
+        };
+        let s = scope(cfg, &[]);
+        assert_eq!(s.check(&req("http://h/a/logout?x", 0)), Err(SkipReason::Pattern));
+        assert_eq!(s.check(&req("https://h/logout", 0)), Err(SkipReason::Pattern));
+        assert_eq!(s.check(&req("http://a.b/docs/2024/report.pdf", 0)), Err(SkipReason::Pattern));
+        assert!(s.check(&req("http://h/a/login", 0)).is_ok());
+        assert!(s.check(&req("http://c.d/report.pdf", 0)).is_ok());
+
+        // `**` keeps matching any run of segments, none included.
+        let cfg = ScopeConfig {
+            any_domain: true,
+            allow: vec![UrlPattern::parse("https://*.example.com/docs/**")],
+            ..Default::default()
+        };
+        let s = scope(cfg, &[]);
+        assert!(s.check(&req("https://www.example.com/docs/", 0)).is_ok());
+        assert!(s.check(&req("https://www.example.com/docs/a/b/c", 0)).is_ok());
+        assert_eq!(s.check(&req("https://www.example.com/blog/docs/a", 0)), Err(SkipReason::Pattern));
     }
 
     #[test]
