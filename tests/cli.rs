@@ -148,3 +148,19 @@ async fn rate_limits_hold_from_the_servers_side() {
     let o = kumo(&["crawl", &server.url("/"), "--rate-limit", "ten/s"]).await;
     assert!(stderr(&o).contains("expected MAX/PERIOD"), "{}", stderr(&o));
 }
+
+/// Issue 21.8: in `--deny`, `*` crosses `/`, so `*logout*` denies a logout link anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_glob_star_matches_across_slashes() {
+    let server = ServerBuilder::new()
+        .fixture("/", kumo_testsite::Fixture::html(r#"<a href="/a/logout?x=1">out</a><a href="/b">b</a>"#))
+        .fixture("/a/logout", kumo_testsite::Fixture::html("bye"))
+        .fixture("/b", kumo_testsite::Fixture::html("b"))
+        .start()
+        .await
+        .unwrap();
+    let o = kumo(&["crawl", &server.url("/"), "--deny", "*logout*", "-o", "-"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2, "/ and /b");
+    assert!(server.hits().iter().all(|h| !h.target.contains("logout")));
+}

@@ -253,7 +253,8 @@ pub struct CrawlArgs {
     /// With --auto-throttle: the longest delay it sets, in seconds.
     #[arg(long, default_value_t = 60.0, value_name = "SECS", requires = "auto_throttle")]
     pub auto_throttle_max_delay: f64,
-    /// Stop after this many fetches; 0 means no limit.
+    /// Stop after this many pages (page records); robots.txt fetches, retried answers and
+    /// failures do not count. 0 means no limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_pages: u64,
     /// Stop gracefully after this many seconds.
