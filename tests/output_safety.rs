@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use kumo_testsite::{ServerBuilder, SiteConfig};
+use kumo_testsite::ServerBuilder;
 
 mod common;
-use common::{kumo_in, stderr};
+use common::{kumo_in, small_site, stderr};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -34,9 +34,7 @@ fn lines(p: &Path) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resume_leaves_alone_an_output_another_program_replaced() {
-    let site = SiteConfig { pages: 60, page_bytes: 2_000, ..Default::default() };
-    let truth = site.ground_truth();
-    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let (server, truth) = small_site(60).await;
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");
@@ -70,9 +68,7 @@ async fn a_resume_leaves_alone_an_output_another_program_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_crawl_replaces_an_existing_file_only_when_told_to() {
-    let site = SiteConfig { pages: 20, page_bytes: 2_000, ..Default::default() };
-    let truth = site.ground_truth();
-    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let (server, truth) = small_site(20).await;
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");

@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use kumo_testsite::{Fixture, ServerBuilder, SiteConfig};
+use kumo_testsite::{Fixture, ServerBuilder};
 
 mod common;
-use common::{Watched, kumo_in, send_signal, stderr, wait_until};
+use common::{Watched, kumo_in, send_signal, small_site, stderr, wait_until};
 
 /// The URLs of a JSON Lines file, checking that none is there twice.
 fn urls_once(path: &Path) -> BTreeSet<String> {
@@ -29,9 +29,7 @@ fn json(path: &Path) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_gracefully_and_the_crawl_resumes_with_every_page_once() {
-    let site = SiteConfig { pages: 200, page_bytes: 2_000, ..Default::default() };
-    let truth = site.ground_truth();
-    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let (server, truth) = small_site(200).await;
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");

@@ -5,10 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use kumo_testsite::{ServerBuilder, SiteConfig};
-
 mod common;
-use common::{code, kumo_in, stderr};
+use common::{code, kumo_in, small_site, stderr};
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -78,9 +76,7 @@ fn urls_once(path: &Path) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_tells_a_sound_state_from_a_damaged_one_and_changes_neither() {
-    let site = SiteConfig { pages: 100, page_bytes: 2_000, ..Default::default() };
-    let truth = site.ground_truth();
-    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let (server, truth) = small_site(100).await;
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");

@@ -5,18 +5,14 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use kumo_testsite::{ServerBuilder, SiteConfig};
-
 mod common;
-use common::{finish, kumo_in, send_signal, spawn_in, stderr, wait_until};
+use common::{finish, kumo_in, send_signal, small_site, spawn_in, stderr, wait_until};
 
 const IN_USE: &str = "in use by another kumo process";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_crawls_state_is_refused_to_every_other_command() {
-    let site = SiteConfig { pages: 300, page_bytes: 2_000, ..Default::default() };
-    let truth = site.ground_truth();
-    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let (server, truth) = small_site(300).await;
     let cwd = tempfile::tempdir().unwrap();
     let cwd = cwd.path();
     let start = server.url("/index.html");

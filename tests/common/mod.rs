@@ -8,6 +8,14 @@ use std::time::{Duration, Instant};
 
 pub const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
 
+/// A synthetic site of `pages` pages of about 2 KB on 127.0.0.1, and its ground truth.
+pub async fn small_site(pages: usize) -> (kumo_testsite::TestServer, kumo_testsite::GroundTruth) {
+    let site = kumo_testsite::SiteConfig { pages, page_bytes: 2_000, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = kumo_testsite::ServerBuilder::new().synthetic(site).start().await.unwrap();
+    (server, truth)
+}
+
 /// Runs `kumo ARGS` in `cwd` with a 60 s guard.
 pub async fn kumo_in(cwd: &Path, args: &[&str]) -> Output {
     let child = tokio::process::Command::new(KUMO).args(args).current_dir(cwd).kill_on_drop(true).output();
