@@ -27,8 +27,9 @@ mod links;
 mod resolve;
 mod scan;
 pub mod sitemap;
-mod title;
+pub(crate) mod title;
 
 pub use extract::{CompiledModel, Extraction, Model, ModelError, extract_all};
 pub use links::{PageLinks, extract_links};
 pub use sitemap::{Sitemap, SitemapEntry, SitemapError, SitemapKind, parse_sitemap};
+pub use title::TITLE_MAX_CHARS;

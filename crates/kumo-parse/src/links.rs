@@ -17,8 +17,9 @@ pub struct PageLinks {
     /// or host (scope is the crawler's business) beyond dropping `javascript:`, `mailto:`,
     /// `data:` and `tel:`.
     pub links: Vec<Url>,
-    /// The first `<title>`'s text, entities decoded and whitespace collapsed; `None` if absent
-    /// or blank.
+    /// The first `<title>`'s text, entities decoded and whitespace collapsed, at most
+    /// [`TITLE_MAX_CHARS`](crate::TITLE_MAX_CHARS) (a longer one is cut and ends with `…`);
+    /// `None` if absent or blank.
     pub title: Option<String>,
     /// What went wrong without stopping extraction (unparseable links and base URLs).
     pub issues: Vec<String>,

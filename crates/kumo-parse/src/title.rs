@@ -33,13 +33,28 @@ fn end_tag_at(rest: &[u8]) -> Option<usize> {
     None
 }
 
+/// The most characters of a title kept in a page record; a longer one is cut there and ends
+/// with `…`. A hostile page's megabyte title would otherwise be copied into every output.
+pub const TITLE_MAX_CHARS: usize = 1024;
+
+/// Raw bytes read for a title: enough for [`TITLE_MAX_CHARS`] of any encoding, with room for
+/// references and runs of whitespace, so a huge title costs no more than a long one.
+const TITLE_MAX_RAW: usize = 64 * 1024;
+
 /// The title as `document.title` gives it: references decoded, ASCII whitespace stripped and
-/// collapsed; `None` when that leaves nothing.
+/// collapsed, at most [`TITLE_MAX_CHARS`]; `None` when that leaves nothing.
 pub(crate) fn finish(raw: &[u8], encoding: &'static Encoding) -> Option<String> {
+    let raw = raw.get(..TITLE_MAX_RAW).unwrap_or(raw);
     let (text, _) = encoding.decode_without_bom_handling(raw);
     let mut decoded = String::new();
     let text = entities::decode(&text, Context::Text, &mut decoded);
-    let title = entities::collapse_whitespace(text);
+    let mut title = entities::collapse_whitespace(text);
+    if title.char_indices().nth(TITLE_MAX_CHARS).is_some() {
+        // Longer than the cap: keep one character less, and the ellipsis.
+        let (cut, _) = title.char_indices().nth(TITLE_MAX_CHARS - 1).unwrap_or_default();
+        title.truncate(cut);
+        title.push('…');
+    }
     (!title.is_empty()).then_some(title)
 }
 
@@ -49,6 +64,16 @@ mod tests {
 
     fn raw(html: &str, start_tag_end: usize) -> &str {
         &html[text_range(html.as_bytes(), start_tag_end)]
+    }
+
+    #[test]
+    fn a_huge_title_is_cut() {
+        let huge = "ab ".repeat(400_000);
+        let title = finish(huge.as_bytes(), encoding_rs::UTF_8).unwrap();
+        assert_eq!(title.chars().count(), TITLE_MAX_CHARS);
+        assert!(title.starts_with("ab ab") && title.ends_with('…'));
+        let fits = "é".repeat(TITLE_MAX_CHARS);
+        assert_eq!(finish(fits.as_bytes(), encoding_rs::UTF_8).unwrap(), fits);
     }
 
     #[test]
