@@ -164,3 +164,25 @@ async fn a_deny_glob_star_matches_across_slashes() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2, "/ and /b");
     assert!(server.hits().iter().all(|h| !h.target.contains("logout")));
 }
+
+/// Bad settings are said once, with their reason; a spider file that does not exist is named
+/// as one, not taken for a URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_settings_are_said_once_and_a_missing_spider_file_by_name() {
+    for (args, reason) in [
+        (&["crawl", "http://127.0.0.1:9/", "--memory", "-c", "0"][..], "concurrency must be at least 1"),
+        (
+            &["crawl", "http://127.0.0.1:9/", "--memory", "--per-host", "0"],
+            "per-host parallelism must be at least 1",
+        ),
+        (&["crawl", "http://127.0.0.1:9/", "--memory", "--allow-domain", "bad domain"], "is not a host name"),
+    ] {
+        let o = kumo(args).await;
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.matches(reason).count(), 1, "{args:?}: {err}");
+    }
+    let o = kumo(&["crawl", "nosuch.toml"]).await;
+    let err = stderr(&o);
+    assert!(err.contains("no spider file \"nosuch.toml\""), "{err}");
+}

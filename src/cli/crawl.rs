@@ -23,6 +23,9 @@ use super::progress::ProgressBar;
 pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
     raw.iter()
         .map(|s| {
+            if s.ends_with(".toml") && Url::parse(s.trim()).is_err() {
+                bail!("no spider file {s:?} (kumo crawl takes a spider file that exists, or start URLs)");
+            }
             let url = Url::parse(s.trim()).with_context(|| format!("invalid start URL {s:?}"))?;
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("start URL {s:?} is not http or https");

@@ -92,7 +92,8 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                 summaries.insert(run.name, serde_json::to_value(&summary)?);
             }
             Err(e) => {
-                eprintln!("error: site \"{}\": {e}", run.name);
+                // With its causes, as every other error is printed.
+                eprintln!("error: site \"{}\": {:#}", run.name, anyhow::Error::from(e));
                 exit = exit.worse(Exit::Error);
             }
         }

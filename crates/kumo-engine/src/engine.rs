@@ -34,13 +34,15 @@ pub enum StopMode {
 pub enum EngineError {
     #[error(transparent)]
     Transition(#[from] TransitionError),
-    #[error("bad crawl settings: {0}")]
+    // The cause is the error's source, which callers print after it (`{:#}` with anyhow):
+    // naming it in the message too would say it twice.
+    #[error("bad crawl settings")]
     Config(#[from] ConfigError),
-    #[error("bad scope settings: {0}")]
+    #[error("bad scope settings")]
     Scope(#[from] ScopeError),
     #[error(transparent)]
     Downloader(#[from] BuildError),
-    #[error("frontier: {0}")]
+    #[error("frontier")]
     Frontier(#[from] FrontierError),
     #[error("the engine is not running")]
     NotRunning,
