@@ -34,22 +34,40 @@ pub enum StopMode {
 pub enum EngineError {
     #[error(transparent)]
     Transition(#[from] TransitionError),
-    // The cause is the error's source, which callers print after it (`{:#}` with anyhow):
-    // naming it in the message too would say it twice.
-    #[error("bad crawl settings")]
-    Config(#[from] ConfigError),
-    #[error("bad scope settings")]
-    Scope(#[from] ScopeError),
+    // The cause is in the message and is not also the error's source: callers that print an
+    // error with its sources (`{:#}` with anyhow) would otherwise say it twice.
+    #[error("bad crawl settings: {0}")]
+    Config(ConfigError),
+    #[error("bad scope settings: {0}")]
+    Scope(ScopeError),
     #[error(transparent)]
     Downloader(#[from] BuildError),
-    #[error("frontier")]
-    Frontier(#[from] FrontierError),
+    #[error("frontier: {0}")]
+    Frontier(FrontierError),
     #[error("the engine is not running")]
     NotRunning,
     #[error("cannot open the outputs: {0}")]
     Pipeline(String),
     #[error(transparent)]
     Cookies(#[from] CookieStorageError),
+}
+
+impl From<ConfigError> for EngineError {
+    fn from(e: ConfigError) -> Self {
+        EngineError::Config(e)
+    }
+}
+
+impl From<ScopeError> for EngineError {
+    fn from(e: ScopeError) -> Self {
+        EngineError::Scope(e)
+    }
+}
+
+impl From<FrontierError> for EngineError {
+    fn from(e: FrontierError) -> Self {
+        EngineError::Frontier(e)
+    }
 }
 
 /// Stops a running engine from anywhere (a signal handler, a status endpoint).
