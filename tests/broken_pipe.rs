@@ -2,9 +2,8 @@
 //! quietly with success: no panic, no error message.
 
 mod common;
-use common::kumo_in;
+use common::{kumo_in, spawn_in};
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -20,14 +19,7 @@ async fn a_reader_that_stops_early_is_no_failure() {
     for args in
         [&["frontier", "export", "--state", "s"][..], &["frontier", "stats", "--state", "s", "--json"]]
     {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_kumo"))
-            .args(args)
-            .current_dir(cwd.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut child = spawn_in(cwd.path(), args);
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         assert!(lines.next_line().await.unwrap().is_some(), "{args:?} wrote a first line");
         drop(lines); // `head -1` exits here

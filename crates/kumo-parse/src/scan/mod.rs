@@ -14,7 +14,7 @@
 
 pub(crate) mod tag;
 pub(crate) mod text;
-pub(crate) mod tree;
+mod tree;
 
 #[cfg(test)]
 mod oracle;

@@ -112,7 +112,7 @@ impl Tree {
 /// How an HTML start tag switches the tokenizer. Scripting is off, as for any client that runs
 /// no scripts: `<noscript>` content is markup, so the links a site keeps there for such
 /// clients (often its pagination) are found. A browser with scripting on reads it as raw text.
-pub(crate) fn text_after(name: &[u8]) -> Text {
+fn text_after(name: &[u8]) -> Text {
     match name {
         b"title" | b"textarea" | b"style" | b"iframe" | b"xmp" | b"noembed" | b"noframes" => {
             Text::RawUntilEndTag

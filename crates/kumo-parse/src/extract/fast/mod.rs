@@ -11,6 +11,7 @@
 //! runs as before. A differential test (`oracle.rs`) checks the two agree wherever the fast
 //! path answers.
 
+mod elements;
 mod selector;
 mod walk;
 

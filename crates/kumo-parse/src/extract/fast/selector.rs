@@ -220,6 +220,23 @@ fn name_chars(text: &str) -> Option<(&str, &str)> {
     Some((&text[..end], &text[end..]))
 }
 
+/// Whether the class list `classes` (a `class` attribute's value) holds `want`.
+pub(super) fn has_class(classes: Option<&str>, want: &[u8]) -> bool {
+    classes.is_some_and(|list| {
+        list.split(|c: char| c.is_ascii() && crate::scan::tag::is_space(c as u8))
+            .any(|t| t.as_bytes() == want)
+    })
+}
+
+/// Whether `[name]` (`want` none) or `[name=want]` holds for an attribute value `have`.
+pub(super) fn attr_holds(want: &Option<Box<[u8]>>, have: Option<&str>) -> bool {
+    match (want, have) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(want), Some(have)) => have.as_bytes() == &**want,
+    }
+}
+
 fn is_css_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0C')
 }

@@ -2,20 +2,24 @@
 //! build, and records which elements the plan's selectors match and what they hold.
 //!
 //! A stack can follow the tree builder only while the page is well formed enough: every end
-//! tag closes the element on top, nothing is closed or reopened implicitly, no table, select,
-//! template, frameset, SVG or MathML. The walk checks each of those as it goes and gives up
-//! ([`NeedsDom`]) at the first thing a stack cannot follow, so the DOM decides those pages.
+//! tag closes the element on top, nothing is closed or reopened implicitly, tables hold only
+//! their own structure (the `<tbody>` a bare `<tr>` implies is opened as the tree builder
+//! does), no select, template, frameset, SVG or MathML. The walk checks each of those as it
+//! goes and gives up ([`NeedsDom`]) at the first thing a stack cannot follow, so the DOM
+//! decides those pages.
 //! Tokenizing follows the link scan (`scan/`), with scripting on as scraper parses (so
 //! `<noscript>` holds raw text). Quirks mode changes nothing the walk follows: scraper matches
 //! class and id selectors case-sensitively in every mode, and the one tree-building rule that
-//! differs (`<table>` closing a `<p>`) is for tables, which the walk leaves to the DOM.
+//! differs (`<table>` closing a `<p>`) never comes up: an open `<p>` before a `<table>` sends the
+//! page to the DOM either way.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use memchr::memchr;
 
-use super::selector::{Combinator, Compound};
+use super::elements::{closes_p, is_heading, is_special, is_void};
+use super::selector::{Combinator, Compound, attr_holds, has_class};
 use crate::entities::{self, Context};
 use crate::scan::tag::{self, is_space};
 use crate::scan::text;
@@ -80,6 +84,7 @@ pub(super) fn walk(plan: &Plan, page: &str) -> Result<Walked, NeedsDom> {
     }
     let mut w = Walker {
         plan,
+        page,
         input,
         out: Walked { hits: vec![Vec::new(); plan.targets.len()], base: None },
         stack: Vec::with_capacity(32),
@@ -157,6 +162,8 @@ enum InTable {
 
 struct Walker<'p, 'i> {
     plan: &'p Plan,
+    /// The page, and the same as bytes.
+    page: &'i str,
     input: &'i [u8],
     out: Walked,
     stack: Vec<Open>,
@@ -300,7 +307,7 @@ impl<'i> Walker<'_, 'i> {
             && self.out.base.is_none()
             && let Some(href) = base_href
         {
-            self.out.base = Some(decoded(self.input, href, Context::Attribute)?.into_owned());
+            self.out.base = Some(decoded(self.page, href, Context::Attribute)?.into_owned());
         }
         let bits = if self.relevant { self.match_bits(name)? } else { 0 };
         let element = self.next_element;
@@ -432,7 +439,7 @@ impl<'i> Walker<'_, 'i> {
         if self.texts.is_empty() {
             return Ok(());
         }
-        let decoded = decoded(self.input, range, context)?;
+        let decoded = decoded(self.page, range, context)?;
         for text in &mut self.texts {
             text.push_str(&decoded);
         }
@@ -444,28 +451,24 @@ impl<'i> Walker<'_, 'i> {
         if self.texts.is_empty() || range.is_empty() {
             return;
         }
-        let raw = String::from_utf8_lossy(&self.input[range]);
+        let raw = self.page.get(range).unwrap_or_default();
         for text in &mut self.texts {
-            text.push_str(&raw);
+            text.push_str(raw);
         }
     }
 
     /// The current tag's value of `attr`, decoded; `None` when it has no such attribute.
     fn attribute(&self, attr: &[u8]) -> Result<Option<Cow<'i, str>>, NeedsDom> {
         let slot = self.plan.attributes.iter().position(|a| **a == *attr).and_then(|i| self.slots[i].clone());
-        slot.map(|range| decoded(self.input, range, Context::Attribute)).transpose()
+        slot.map(|range| decoded(self.page, range, Context::Attribute)).transpose()
     }
 
     /// The compounds the current tag matches, one bit each.
     fn match_bits(&self, name: &[u8]) -> Result<u64, NeedsDom> {
         let mut bits = 0u64;
-        let id =
-            if self.plan.compounds.iter().any(|c| c.id.is_some()) { self.attribute(b"id")? } else { None };
-        let class = if self.plan.compounds.iter().any(|c| !c.classes.is_empty()) {
-            self.attribute(b"class")?
-        } else {
-            None
-        };
+        // `None` without a read when no compound tests them (the plan lists no such attribute).
+        let id = self.attribute(b"id")?;
+        let class = self.attribute(b"class")?;
         for (bit, c) in self.plan.compounds.iter().enumerate() {
             if c.tag.as_deref().is_some_and(|t| t != name) {
                 continue;
@@ -542,11 +545,11 @@ impl<'i> Walker<'_, 'i> {
     }
 }
 
-/// `input[range]` with references decoded and line breaks normalized as the tokenizer's input
+/// `page[range]` with references decoded and line breaks normalized as the tokenizer's input
 /// stream does (CR LF and lone CR become LF).
-fn decoded(input: &[u8], range: Range<usize>, context: Context) -> Result<Cow<'_, str>, NeedsDom> {
-    // The page is a `&str` and ranges start and end at ASCII bytes.
-    let raw = std::str::from_utf8(&input[range]).map_err(|_| NeedsDom)?;
+fn decoded(page: &str, range: Range<usize>, context: Context) -> Result<Cow<'_, str>, NeedsDom> {
+    // Ranges start and end at ASCII bytes, so at character boundaries.
+    let raw = page.get(range).ok_or(NeedsDom)?;
     let raw: Cow<'_, str> = if raw.contains('\r') {
         Cow::Owned(raw.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
@@ -577,146 +580,4 @@ fn matches_up(parts: &[(usize, Combinator)], combinator: Combinator, ancestors: 
         Combinator::Child => ancestors.len().checked_sub(1).is_some_and(holds),
         Combinator::Descendant => (0..ancestors.len()).rev().any(holds),
     }
-}
-
-/// Whether the class list `classes` (a `class` attribute's value) holds `want`.
-fn has_class(classes: Option<&str>, want: &[u8]) -> bool {
-    classes.is_some_and(|list| {
-        list.split(|c: char| c.is_ascii() && is_space(c as u8)).any(|t| t.as_bytes() == want)
-    })
-}
-
-/// Whether `[name]` (`want` none) or `[name=want]` holds for an attribute value `have`.
-fn attr_holds(want: &Option<Box<[u8]>>, have: Option<&str>) -> bool {
-    match (want, have) {
-        (_, None) => false,
-        (None, Some(_)) => true,
-        (Some(want), Some(have)) => have.as_bytes() == &**want,
-    }
-}
-
-fn is_heading(name: &[u8]) -> bool {
-    matches!(name, b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6")
-}
-
-fn is_void(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"area"
-            | b"base"
-            | b"basefont"
-            | b"bgsound"
-            | b"br"
-            | b"embed"
-            | b"hr"
-            | b"img"
-            | b"input"
-            | b"keygen"
-            | b"link"
-            | b"meta"
-            | b"param"
-            | b"source"
-            | b"track"
-            | b"wbr"
-    )
-}
-
-/// Start tags that first close an open `<p>` (in button scope).
-fn closes_p(name: &[u8]) -> bool {
-    is_heading(name)
-        || matches!(
-            name,
-            b"address"
-                | b"article"
-                | b"aside"
-                | b"blockquote"
-                | b"center"
-                | b"details"
-                | b"dialog"
-                | b"dir"
-                | b"div"
-                | b"dl"
-                | b"fieldset"
-                | b"figcaption"
-                | b"figure"
-                | b"footer"
-                | b"header"
-                | b"hgroup"
-                | b"main"
-                | b"menu"
-                | b"nav"
-                | b"ol"
-                | b"p"
-                | b"section"
-                | b"summary"
-                | b"table"
-                | b"ul"
-                | b"pre"
-                | b"listing"
-                | b"form"
-                | b"li"
-                | b"dd"
-                | b"dt"
-                | b"hr"
-                | b"xmp"
-        )
-}
-
-/// The tree builder's "special" elements (HTML namespace) that can be on the walk's stack.
-fn is_special(name: &[u8]) -> bool {
-    is_heading(name)
-        || matches!(
-            name,
-            b"address"
-                | b"applet"
-                | b"article"
-                | b"aside"
-                | b"blockquote"
-                | b"button"
-                | b"center"
-                | b"dd"
-                | b"details"
-                | b"dir"
-                | b"div"
-                | b"dl"
-                | b"dt"
-                | b"fieldset"
-                | b"figcaption"
-                | b"figure"
-                | b"footer"
-                | b"form"
-                | b"header"
-                | b"hgroup"
-                | b"iframe"
-                | b"li"
-                | b"listing"
-                | b"main"
-                | b"marquee"
-                | b"menu"
-                | b"nav"
-                | b"noembed"
-                | b"noframes"
-                | b"noscript"
-                | b"object"
-                | b"ol"
-                | b"p"
-                | b"pre"
-                | b"script"
-                | b"section"
-                | b"style"
-                | b"summary"
-                | b"table"
-                | b"tbody"
-                | b"td"
-                | b"textarea"
-                | b"tfoot"
-                | b"th"
-                | b"thead"
-                | b"title"
-                | b"tr"
-                | b"ul"
-                | b"xmp"
-                | b"caption"
-                | b"colgroup"
-        )
 }
