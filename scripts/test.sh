@@ -8,16 +8,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# PostgreSQL server binaries: the sink tests start a throwaway server from them (Debian keeps
-# them in /usr/lib/postgresql/N/bin, off PATH). The tests fail, never skip, without them.
-if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
-  sudo=()
+# Installs Debian package $1 (for what $2 says) unless it is there already: the tests start
+# throwaway servers from these binaries, and fail, never skip, without them.
+apt_install() {
+  local sudo=()
   if [[ $(id -u) != 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
   if ! { "${sudo[@]}" apt-get update -q &&
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }; then
-    echo "error: cannot install PostgreSQL (apt-get install postgresql); the sink tests need it" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1"; }; then
+    echo "error: cannot install $1 (apt-get install $1); $2 need it" >&2
     exit 2
   fi
+}
+
+# PostgreSQL server binaries: Debian keeps them in /usr/lib/postgresql/N/bin, off PATH.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+  apt_install postgresql "the PostgreSQL sink tests"
+fi
+# redis-server: the distributed-crawl tests start their own.
+if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]; then
+  apt_install redis-server "the Redis tests"
 fi
 
 # rustfmt and clippy ship as rustup components; add them if this toolchain lacks them. Where

@@ -111,6 +111,7 @@ pub(crate) async fn handle_results(
     let cfg = &*parts.cfg;
     let mut completions = Vec::with_capacity(batch.len());
     let mut items = Vec::new();
+    let mut item_sources = Vec::new();
     let mut extra = Vec::new();
     for mut r in batch {
         extra.append(&mut r.extra);
@@ -142,6 +143,9 @@ pub(crate) async fn handle_results(
                 }
                 tally.items += found.len() as u64;
                 tally.done += 1;
+                if !found.is_empty() {
+                    item_sources.push((lease, found.len()));
+                }
                 items.append(&mut found);
                 Completion::Done { lease, discovered }
             }
@@ -199,7 +203,7 @@ pub(crate) async fn handle_results(
         t.skip(SkipReason::Seen, pushed.seen as u64);
         serde_json::to_vec(&t).unwrap_or_default()
     });
-    let commit = Commit { pushes: extra, completions, items, counters: Some(counters) };
+    let commit = Commit { pushes: extra, completions, items, item_sources, counters: Some(counters) };
     let batch = match parts.frontier.commit(commit).await {
         Ok(report) => {
             tally.skip(SkipReason::Seen, report.pushed.seen as u64);

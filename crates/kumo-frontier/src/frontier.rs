@@ -114,6 +114,11 @@ pub struct Commit {
     /// The items of the completed pages. A durable backend journals them, and the pipeline
     /// consumes the journal; others hand them straight back.
     pub items: Vec<Item>,
+    /// Which page each run of `items` came from, in order: `(lease, n)` says the next `n`
+    /// items are that lease's. A shared backend drops the items of a page whose lease is no
+    /// longer out (another worker fetches it again), so they are written once. Empty: every
+    /// item counts as a live page's.
+    pub item_sources: Vec<(LeaseId, usize)>,
     /// The crawl's counters after this step, opaque to the frontier, given back on resume.
     /// Called with what the commit's seen checks found, so the saved counts are exact.
     pub counters: Option<CountersFn>,
@@ -128,6 +133,7 @@ impl std::fmt::Debug for Commit {
             .field("pushes", &self.pushes.len())
             .field("completions", &self.completions)
             .field("items", &self.items.len())
+            .field("item_sources", &self.item_sources.len())
             .field("counters", &self.counters.is_some())
             .finish()
     }

@@ -3,5 +3,7 @@
 
 mod postgres;
 mod process;
+mod redis;
 
 pub use postgres::Postgres;
+pub use redis::{Appendfsync, Redis, RedisOptions};

@@ -116,8 +116,9 @@ pub(crate) fn tail(path: &Path, lines: usize) -> String {
 
 /// A shell that waits for our end of a pipe to close (we drop it, or the test process ends in
 /// any way, even killed), then stops the server whose `postmaster.pid`-style pid file is given
-/// (SIGQUIT, then SIGKILL after 10 s) and removes `dir`. A server shared by a test file's
-/// tests lives in a static that is never dropped: this is what cleans up after it.
+/// (SIGQUIT or the signal chosen, then SIGKILL after 10 s) and removes `dir`. A server shared
+/// by a test file's tests lives in a static that is never dropped: this is what cleans up
+/// after it.
 pub(crate) struct Reaper {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -127,7 +128,7 @@ const REAPER_SCRIPT: &str = r#"
 cat >/dev/null
 if [ -f "$2" ]; then
   pid=$(head -n 1 "$2")
-  kill -QUIT "$pid" 2>/dev/null
+  kill -"$3" "$pid" 2>/dev/null
   i=0
   while [ -f "$2" ] && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
   if [ -f "$2" ]; then kill -KILL "$pid" 2>/dev/null; fi
@@ -136,13 +137,21 @@ rm -rf "$1"
 "#;
 
 impl Reaper {
+    /// Stops the server with SIGQUIT: PostgreSQL's immediate shutdown.
     pub(crate) fn spawn(dir: &Path, pid_file: &Path) -> io::Result<Reaper> {
+        Reaper::spawn_with_signal(dir, pid_file, "QUIT")
+    }
+
+    /// Stops the server with `signal` (a name such as `KILL`), for servers that SIGQUIT would
+    /// not stop quickly or would make dump core.
+    pub(crate) fn spawn_with_signal(dir: &Path, pid_file: &Path, signal: &str) -> io::Result<Reaper> {
         let mut child = Command::new("/bin/sh")
             .arg("-c")
             .arg(REAPER_SCRIPT)
             .arg("kumo-reaper")
             .arg(dir)
             .arg(pid_file)
+            .arg(signal)
             // It outlives us and needs only the base tools: make sure it finds them.
             .env("PATH", with_base_path())
             .stdin(Stdio::piped())

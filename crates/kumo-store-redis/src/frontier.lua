@@ -1,0 +1,664 @@
+-- kumo's shared frontier in Redis: one script, one operation per call, run atomically.
+--
+-- KEYS[1] is the crawl's key prefix `kumo:{crawl}:` (one hash tag: one slot on a cluster).
+-- ARGV: op, incarnation, then a prelude every call carries (leases released and host
+-- adjustments buffered by the worker since its last call), then the op's own arguments.
+-- Every time is Redis's clock in milliseconds (TIME): workers' clocks never decide politeness
+-- or lease expiry. Every write is idempotent under retry: commits carry a sequence number per
+-- incarnation, lease ids are minted by the worker (incarnation:counter), so a call whose reply
+-- was lost can be sent again.
+
+local P = KEYS[1]
+local argv = ARGV
+local pos = 1
+local function arg()
+  local v = argv[pos]
+  pos = pos + 1
+  return v
+end
+local function num()
+  return tonumber(arg())
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local op = arg()
+local inc = arg()
+
+local K_STATS, K_READY, K_LD, K_DL, K_REL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl', P .. 'rel'
+local K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
+
+local function int(x)
+  return string.format('%d', x)
+end
+local function hnum(key, field)
+  return tonumber(redis.call('HGET', key, field)) or 0
+end
+local function stat(field, by)
+  redis.call('HINCRBY', K_STATS, field, by)
+end
+
+-- A lease record: host NUL level NUL request JSON.
+local function split_lease(v)
+  local a = string.find(v, '\0', 1, true)
+  local b = string.find(v, '\0', a + 1, true)
+  return string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)
+end
+local function lease_inc(lk)
+  return string.sub(lk, 1, string.find(lk, ':', 1, true) - 1)
+end
+
+-- Hosts ----------------------------------------------------------------------------------
+
+local function hk(host)
+  return P .. 'h:' .. host
+end
+
+-- Creates the host's record from its rule's policy (`par|delay|random|limits`) if new.
+local function host_for(host, rule)
+  local k = hk(host)
+  if redis.call('EXISTS', k) == 1 then
+    return k
+  end
+  local spec = redis.call('HGET', K_POL, rule) or redis.call('HGET', K_POL, '0') or '8|0|0|'
+  local par, d, rd, rl = string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  redis.call('HSET', k, 'par', par, 'd', d, 'rd', rd, 'rl', rl, 'q', 0, 'bo', 0, 'inf', 0,
+    'last', 0, 'next', 0, 'pause', 0, 'hold', 0, 'floor', 0, 'learn', -1)
+  redis.call('SADD', K_HOSTS, host)
+  stat('hosts', 1)
+  return k
+end
+
+local function delay_of(k)
+  local v = redis.call('HMGET', k, 'd', 'floor', 'learn')
+  return math.max(tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0)
+end
+
+-- The spacing to the next lease: the delay, a margin of 5 % (at most 20 ms) so the server
+-- never sees a shorter gap, and a random share of the random delay.
+local rnd_state = 0
+local function gap(k)
+  local d = delay_of(k)
+  local rd = hnum(k, 'rd')
+  if d == 0 and rd == 0 then
+    return 0
+  end
+  local r = 0
+  if rd > 0 then
+    rnd_state = (rnd_state * 1103515245 + 12345) % 2147483648
+    r = math.floor(rd * rnd_state / 2147483648)
+  end
+  return d + math.min(math.floor(d / 20), 20) + r
+end
+
+-- When the host's rate limits next allow a lease (0: now). Limits are `max/per_ms,...`,
+-- the window widened as delays are; `rt:` keeps the most recent lease times, newest first.
+local function rate_at(host, k)
+  local rl = redis.call('HGET', k, 'rl')
+  if not rl or rl == '' then
+    return 0
+  end
+  local at = 0
+  for max, per in string.gmatch(rl, '(%d+)/(%d+)') do
+    max = tonumber(max)
+    per = tonumber(per)
+    per = per + math.min(math.floor(per / 20), 20)
+    local t = redis.call('LINDEX', P .. 'rt:' .. host, max - 1)
+    if t then
+      at = math.max(at, tonumber(t) + per)
+    end
+  end
+  return at
+end
+
+local function note_rate(host, k)
+  local rl = redis.call('HGET', k, 'rl')
+  if not rl or rl == '' then
+    return
+  end
+  local keep = 0
+  for max in string.gmatch(rl, '(%d+)/%d+') do
+    keep = math.max(keep, tonumber(max))
+  end
+  local rk = P .. 'rt:' .. host
+  redis.call('LPUSH', rk, now)
+  redis.call('LTRIM', rk, 0, keep - 1)
+end
+
+-- The one place a host's hand-out time is decided: in `ready` iff it has queued work and a
+-- free slot, at the latest of its next paced lease, its pause, its hold, its rate limits and,
+-- when all its work backs off, its earliest back-off.
+local function resched(host)
+  local k = hk(host)
+  local v = redis.call('HMGET', k, 'q', 'bo', 'inf', 'par', 'next', 'pause', 'hold')
+  local q, bo, inf, par = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 1
+  if q <= 0 or inf >= par then
+    redis.call('ZREM', K_READY, host)
+    return
+  end
+  local at = math.max(tonumber(v[5]) or 0, tonumber(v[6]) or 0, tonumber(v[7]) or 0)
+  if q - bo <= 0 then
+    local first = redis.call('ZRANGE', P .. 'bo:' .. host, 0, 0, 'WITHSCORES')
+    if first[2] then
+      at = math.max(at, tonumber(first[2]))
+    end
+  end
+  at = math.max(at, rate_at(host, k))
+  redis.call('ZADD', K_READY, at, host)
+end
+
+-- Queues ---------------------------------------------------------------------------------
+
+local function push_level(host, level, json, front)
+  local qk = P .. 'q:' .. host .. ':' .. level
+  if front then
+    redis.call('LPUSH', qk, json)
+  else
+    redis.call('RPUSH', qk, json)
+  end
+  redis.call('ZADD', P .. 'lv:' .. host, -tonumber(level), level)
+end
+
+local function pop_level(host)
+  local lk = P .. 'lv:' .. host
+  local best = redis.call('ZRANGE', lk, 0, 0)[1]
+  if not best then
+    return nil
+  end
+  local qk = P .. 'q:' .. host .. ':' .. best
+  local json = redis.call('LPOP', qk)
+  if redis.call('LLEN', qk) == 0 then
+    redis.call('ZREM', lk, best)
+  end
+  return best, json
+end
+
+local function enqueue(host, rule, level, json, front)
+  local k = host_for(host, rule)
+  push_level(host, level, json, front)
+  redis.call('HINCRBY', k, 'q', 1)
+  stat('queued', 1)
+end
+
+-- Seen-checks a fingerprint (16 bytes): bucket by its first two bytes, the rest a field.
+local function first_seen(fp)
+  return redis.call('HSETNX', P .. 's:' .. string.sub(fp, 1, 2), string.sub(fp, 3), '') == 1
+end
+
+-- Reads `n` discoveries (fingerprint, host, rule, level, JSON) from the arguments and queues
+-- the new ones. Returns added, seen.
+local function push_many(n)
+  local added, seen = 0, 0
+  for _ = 1, n do
+    local fp, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
+    if first_seen(fp) then
+      enqueue(host, rule, level, json, false)
+      resched(host)
+      added = added + 1
+    else
+      seen = seen + 1
+    end
+  end
+  return added, seen
+end
+
+-- Moves the host's back-offs that are due to the front of their levels, earliest first.
+local function wake_due(host)
+  local bk = P .. 'bo:' .. host
+  local due = redis.call('ZRANGEBYSCORE', bk, '-inf', now)
+  for i = #due, 1, -1 do
+    local m = due[i]
+    local a = string.find(m, '\0', 1, true)
+    local b = string.find(m, '\0', a + 1, true)
+    push_level(host, string.sub(m, a + 1, b - 1), string.sub(m, b + 1), true)
+    redis.call('ZREM', bk, m)
+  end
+  if #due > 0 then
+    redis.call('HINCRBY', hk(host), 'bo', -#due)
+  end
+end
+
+-- Leases ---------------------------------------------------------------------------------
+
+-- Removes a lease. Returns host, level, JSON, or nil if it is not out (stale).
+local function take(lk)
+  local v = redis.call('HGET', K_LD, lk)
+  if not v then
+    return nil
+  end
+  local host, level, json = split_lease(v)
+  redis.call('HDEL', K_LD, lk)
+  redis.call('ZREM', K_DL, lk)
+  redis.call('SREM', P .. 'wl:' .. lease_inc(lk), lk)
+  if redis.call('SREM', K_REL, lk) == 0 then
+    redis.call('HINCRBY', hk(host), 'inf', -1)
+  end
+  stat('leased', -1)
+  return host, level, json
+end
+
+-- Puts a lease's request back at the front of its level (expiry, a dead worker).
+local function requeue(lk)
+  local host, level, json = take(lk)
+  if host then
+    push_level(host, level, json, true)
+    redis.call('HINCRBY', hk(host), 'q', 1)
+    stat('queued', 1)
+    resched(host)
+  end
+end
+
+-- Hands every lease of a gone incarnation back and forgets it.
+local function bury(old)
+  local wl = P .. 'wl:' .. old
+  for _, lk in ipairs(redis.call('SMEMBERS', wl)) do
+    requeue(lk)
+  end
+  redis.call('DEL', wl)
+  redis.call('ZREM', K_ALIVE, old)
+end
+
+-- Leases past their hard deadline, and every lease of incarnations whose heartbeat stopped.
+local function reap()
+  for _, lk in ipairs(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256)) do
+    requeue(lk)
+  end
+  local dead_after = tonumber(redis.call('HGET', K_META, 'dead_after')) or 15000
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now - dead_after, 'LIMIT', 0, 16)) do
+    bury(old)
+  end
+end
+
+-- Prelude: releases, then host adjustments --------------------------------------------------
+
+local function release(lk)
+  local v = redis.call('HGET', K_LD, lk)
+  if v and redis.call('SADD', K_REL, lk) == 1 then
+    local host = split_lease(v)
+    redis.call('HINCRBY', hk(host), 'inf', -1)
+    resched(host)
+  end
+end
+
+local function adjust(host, rule, min_delay, pause, learned)
+  local k = host_for(host, rule)
+  if min_delay ~= '' then
+    local floor = hnum(k, 'floor')
+    if tonumber(min_delay) > floor then
+      redis.call('HSET', k, 'floor', min_delay)
+    end
+  end
+  if pause ~= '' then
+    local until_ = now + tonumber(pause)
+    if until_ > hnum(k, 'pause') then
+      redis.call('HSET', k, 'pause', int(until_))
+    end
+  end
+  if learned ~= '' then
+    redis.call('HSET', k, 'learn', int(math.max(tonumber(learned), hnum(k, 'd'))))
+  end
+  if min_delay ~= '' or learned ~= '' then
+    -- A changed delay counts from the last lease at once.
+    local last = hnum(k, 'last')
+    if last > 0 then
+      redis.call('HSET', k, 'next', int(last + gap(k)))
+    end
+  end
+  resched(host)
+end
+
+for _ = 1, num() do
+  release(arg())
+end
+for _ = 1, num() do
+  adjust(arg(), arg(), arg(), arg(), arg())
+end
+
+-- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
+-- and nothing out but this worker's), 4 wait for other workers (poll).
+local function readiness()
+  local first = redis.call('ZRANGE', K_READY, 0, 0, 'WITHSCORES')
+  if first[2] then
+    local at = tonumber(first[2])
+    if at <= now then
+      return 0, 0
+    end
+    return 1, at - now
+  end
+  local queued = hnum(K_STATS, 'queued')
+  local leased = hnum(K_STATS, 'leased')
+  local mine = redis.call('SCARD', P .. 'wl:' .. inc)
+  if queued > 0 then
+    if mine > 0 then
+      return 2, 0
+    end
+    return 4, 0
+  end
+  if leased == mine then
+    return 3, 0
+  end
+  return 4, 0
+end
+
+-- Operations -------------------------------------------------------------------------------
+
+if op == 'lease' then
+  local max, base, ttl = num(), num(), num()
+  rnd_state = num()
+  local out = {}
+  if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
+    -- The reply to this very call was lost: hand out the same leases again.
+    local i = base
+    while true do
+      local v = redis.call('HGET', K_LD, inc .. ':' .. int(i))
+      if not v then
+        break
+      end
+      local _, _, json = split_lease(v)
+      out[#out + 1] = json
+      i = i + 1
+    end
+  elseif max > 0 then
+    reap()
+    local wl = P .. 'wl:' .. inc
+    local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
+    for _, host in ipairs(hosts) do
+      if #out >= max then
+        break
+      end
+      local k = hk(host)
+      wake_due(host)
+      while #out < max do
+        local v = redis.call('HMGET', k, 'inf', 'par', 'next', 'pause', 'hold')
+        if (tonumber(v[1]) or 0) >= (tonumber(v[2]) or 1) then
+          break
+        end
+        if math.max(tonumber(v[3]) or 0, tonumber(v[4]) or 0, tonumber(v[5]) or 0, rate_at(host, k)) > now then
+          break
+        end
+        local level, json = pop_level(host)
+        if not level then
+          break
+        end
+        local lk = inc .. ':' .. int(base + #out)
+        if redis.call('HEXISTS', K_LD, lk) == 1 then
+          -- A lease of a call whose reply was lost and that was partly reaped since: the
+          -- worker never had it, so it goes back before its id is used again.
+          requeue(lk)
+        end
+        redis.call('HSET', K_LD, lk, host .. '\0' .. level .. '\0' .. json)
+        redis.call('ZADD', K_DL, now + ttl, lk)
+        redis.call('SADD', wl, lk)
+        redis.call('HINCRBY', k, 'inf', 1)
+        redis.call('HINCRBY', k, 'q', -1)
+        stat('queued', -1)
+        stat('leased', 1)
+        out[#out + 1] = json
+        local g = gap(k)
+        redis.call('HSET', k, 'last', now, 'next', int(now + g))
+        note_rate(host, k)
+        if g > 0 then
+          break
+        end
+      end
+      resched(host)
+    end
+  else
+    reap()
+  end
+  local code, ms = readiness()
+  local reply = { code, ms }
+  for i = 1, #out do
+    reply[#reply + 1] = out[i]
+  end
+  return reply
+end
+
+if op == 'commit' then
+  local seq, worker = num(), arg()
+  local last = tonumber(redis.call('HGET', P .. 'seq', inc)) or 0
+  if seq <= last then
+    -- Applied already (the reply was lost): the same reply again.
+    local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1'
+    local out = {}
+    for w in string.gmatch(r, '%S+') do
+      out[#out + 1] = (#out < 4) and tonumber(w) or w
+    end
+    return out
+  end
+  if redis.call('HGET', P .. 'workers', worker) ~= inc then
+    return redis.error_reply('KUMO superseded: another process took over worker ' .. worker)
+  end
+  local added, seen = push_many(num())
+  local stale = 0
+  local stale_leases = {}
+  for _ = 1, num() do
+    local kind, lk = arg(), arg()
+    if kind == 'D' then
+      local host = take(lk)
+      local a, s = push_many(num())
+      added, seen = added + a, seen + s
+      if host then
+        resched(host)
+      else
+        stale = stale + 1
+        stale_leases[lk] = true
+      end
+    elseif kind == 'R' then
+      local after, json = num(), arg()
+      local host, level = take(lk)
+      if host then
+        local k = hk(host)
+        if after <= 0 then
+          push_level(host, level, json, true)
+        else
+          local n = redis.call('HINCRBY', K_META, 'boseq', 1)
+          redis.call('ZADD', P .. 'bo:' .. host, now + after, int(n) .. '\0' .. level .. '\0' .. json)
+          redis.call('HINCRBY', k, 'bo', 1)
+        end
+        redis.call('HINCRBY', k, 'q', 1)
+        stat('queued', 1)
+        resched(host)
+      else
+        stale = stale + 1
+        stale_leases[lk] = true
+      end
+    elseif kind == 'E' then
+      local after = num()
+      local host, level, json = take(lk)
+      if host then
+        local k = hk(host)
+        local hold = now + after
+        if hold > hnum(k, 'hold') then
+          redis.call('HSET', k, 'hold', int(hold))
+        end
+        push_level(host, level, json, true)
+        redis.call('HINCRBY', k, 'q', 1)
+        stat('queued', 1)
+        resched(host)
+      else
+        stale = stale + 1
+        stale_leases[lk] = true
+      end
+    else -- 'F'
+      local failure = arg()
+      local host = take(lk)
+      if host then
+        redis.call('RPUSH', P .. 'fail', failure)
+        stat('failed', 1)
+        resched(host)
+      else
+        stale = stale + 1
+        stale_leases[lk] = true
+      end
+    end
+  end
+  -- Items of live completions join the worker's journal; a stale page's items are dropped
+  -- (the page is handed out again and its items come with that commit).
+  local jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
+  local jk = P .. 'j:' .. worker
+  local journaled = 0
+  for _ = 1, num() do
+    local lk, item = arg(), arg()
+    if lk == '' or not stale_leases[lk] then
+      redis.call('RPUSH', jk, item)
+      journaled = journaled + 1
+    end
+  end
+  local counters = arg()
+  if counters ~= '' then
+    redis.call('HSET', P .. 'ctr', worker, counters)
+  end
+  local upto = -1
+  if journaled > 0 then
+    jn = jn + journaled
+    redis.call('HSET', P .. 'jn', worker, int(jn))
+    upto = jn
+  end
+  local reply = { added, seen, stale, upto }
+  for lk in pairs(stale_leases) do
+    reply[#reply + 1] = lk
+  end
+  redis.call('HSET', P .. 'seq', inc, int(seq))
+  redis.call('HSET', P .. 'reply', inc, table.concat(reply, ' '))
+  return reply
+end
+
+if op == 'register' then
+  local worker, cfg, dead_after, npol = arg(), arg(), arg(), num()
+  local have = redis.call('HGET', K_META, 'cfg')
+  if have and have ~= cfg then
+    return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
+  end
+  if not have then
+    redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now, 'dead_after', dead_after)
+    for i = 0, npol - 1 do
+      redis.call('HSET', K_POL, i, arg())
+    end
+  end
+  local old = redis.call('HGET', P .. 'workers', worker)
+  if old and old ~= inc then
+    -- The worker's previous process is gone (or is taken over): its leases go back now.
+    bury(old)
+    redis.call('HDEL', P .. 'seq', old)
+    redis.call('HDEL', P .. 'reply', old)
+  end
+  redis.call('HSET', P .. 'workers', worker, inc)
+  redis.call('ZADD', K_ALIVE, now, inc)
+  return old or ''
+end
+
+if op == 'heartbeat' then
+  local worker = arg()
+  if redis.call('HGET', P .. 'workers', worker) ~= inc then
+    return 'superseded'
+  end
+  redis.call('ZADD', K_ALIVE, now, inc)
+  return 'ok'
+end
+
+if op == 'sync' then
+  return 'ok' -- the prelude was the work
+end
+
+if op == 'stats' then
+  local v = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
+  return { tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0 }
+end
+
+if op == 'hosts' then
+  local out = {}
+  for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
+    local k = hk(host)
+    local v = redis.call('HMGET', k, 'q', 'bo', 'pause')
+    local pause = tonumber(v[3]) or 0
+    out[#out + 1] = host
+    out[#out + 1] = tonumber(v[1]) or 0
+    out[#out + 1] = tonumber(v[2]) or 0
+    out[#out + 1] = delay_of(k)
+    out[#out + 1] = (pause > now) and (pause - now) or -1
+  end
+  return out
+end
+
+if op == 'cap' then
+  local max, n = num(), num()
+  local hosts = {}
+  if n == 0 then
+    hosts = redis.call('SMEMBERS', K_HOSTS)
+  else
+    for i = 1, n do
+      hosts[i] = arg()
+    end
+  end
+  local limit = now + max
+  local out = {}
+  for _, host in ipairs(hosts) do
+    local k = hk(host)
+    local pause = hnum(k, 'pause')
+    if pause > limit then
+      redis.call('HSET', k, 'pause', (max > 0) and int(limit) or 0)
+      out[#out + 1] = host
+      out[#out + 1] = pause - now
+      resched(host)
+    end
+  end
+  return out
+end
+
+if op == 'learned' then
+  local out = {}
+  for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
+    local learn = hnum(hk(host), 'learn')
+    if learn >= 0 then
+      out[#out + 1] = host
+      out[#out + 1] = learn
+    end
+  end
+  return out
+end
+
+if op == 'failures' then
+  return redis.call('LRANGE', P .. 'fail', 0, -1)
+end
+
+if op == 'counters' then
+  return redis.call('HGET', P .. 'ctr', arg()) or ''
+end
+
+if op == 'save_counters' then
+  redis.call('HSET', P .. 'ctr', arg(), arg())
+  return 'ok'
+end
+
+-- The worker's item journal: where its outputs stand, and the items committed after that.
+if op == 'resume' then
+  local worker = arg()
+  local upto = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
+  local reply = { upto }
+  local pending = redis.call('LRANGE', P .. 'j:' .. worker, 0, -1)
+  reply[2] = #pending
+  for i = 1, #pending do
+    reply[#reply + 1] = pending[i]
+  end
+  for _, cp in ipairs(redis.call('LRANGE', P .. 'cp:' .. worker, 0, -1)) do
+    reply[#reply + 1] = cp
+  end
+  return reply
+end
+
+if op == 'checkpoint' then
+  local worker, upto, cp = arg(), num(), arg()
+  local done = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
+  if upto < done then
+    return 'old' -- a retried call that already ran: checkpoints never move backwards
+  end
+  if upto > done then
+    redis.call('LTRIM', P .. 'j:' .. worker, upto - done, -1)
+    redis.call('HSET', P .. 'cpupto', worker, int(upto))
+  end
+  redis.call('RPUSH', P .. 'cp:' .. worker, cp)
+  return 'ok'
+end
+
+return redis.error_reply('KUMO unknown op ' .. tostring(op))

@@ -1,0 +1,591 @@
+//! The [`Frontier`] on Redis: every operation is one call of the frontier script, so the
+//! queues, leases, politeness and seen set of a crawl are shared by all its workers.
+//!
+//! What stays in the worker: the requests of its own leases (a retry sends the request back
+//! with its count raised, a failure with its record), the releases it has not sent yet (they
+//! ride on its next call), and the fingerprints it has already sent
+//! (a link it sent before is seen everywhere, so it costs no round trip again).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use async_trait::async_trait;
+use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
+use kumo_frontier::{
+    Commit, CommitReport, Completion, ExactSeenSet, FailureRecord, Frontier, FrontierError, FrontierStats,
+    HostAdjustment, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness,
+};
+use redis::Value;
+use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
+
+use crate::call::{Args, Conn, Script, array, bytes, int, text};
+use crate::config::{millis, policy_index, policy_specs};
+use crate::{RedisConfig, RedisStoreError, heartbeat};
+
+/// How often a worker with nothing to do asks again while other workers hold leases that may
+/// bring new work.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A readiness learned with a lease call is reused by a `readiness` call right after it.
+const READINESS_FRESH: Duration = Duration::from_millis(2);
+
+/// A failure as kept in Redis: the record, and the request so it can be re-queued as it was.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredFailure {
+    pub record: FailureRecord,
+    pub request: StoredRequest,
+}
+
+/// The shared frontier of one crawl, as seen by one worker process.
+pub struct RedisFrontier {
+    pub(crate) cfg: RedisConfig,
+    pub(crate) conn: Conn,
+    pub(crate) script: Arc<Script>,
+    /// This process's incarnation: lease ids and commit sequence numbers are its own.
+    pub(crate) inc: String,
+    /// One call at a time: commit numbers and lease ids are handed out in order.
+    local: tokio::sync::Mutex<Local>,
+    pending: Mutex<Pending>,
+    superseded: Arc<AtomicBool>,
+    heartbeat: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RedisFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisFrontier")
+            .field("url", &self.conn.url())
+            .field("crawl", &self.cfg.crawl)
+            .field("worker", &self.cfg.worker)
+            .field("incarnation", &self.inc)
+            .finish()
+    }
+}
+
+struct Local {
+    next_lease: u64,
+    seq: u64,
+    /// The requests of this worker's leases, by lease id.
+    leases: HashMap<u64, StoredRequest>,
+    /// Fingerprints this worker has sent to Redis: seen there for good.
+    sent: ExactSeenSet,
+    readiness: Option<(Instant, Readiness)>,
+}
+
+#[derive(Default)]
+struct Pending {
+    releases: Vec<u64>,
+    adjustments: Vec<(String, HostAdjustment)>,
+}
+
+impl Drop for RedisFrontier {
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+    }
+}
+
+impl RedisFrontier {
+    /// Joins (or starts) the crawl: refuses a Redis that may evict keys and a crawl started
+    /// with another configuration, takes over the leases of this worker's previous process,
+    /// and starts heartbeating.
+    pub async fn open(cfg: RedisConfig) -> Result<Self, RedisStoreError> {
+        let conn = Conn::open(&cfg.url, cfg.prefix(), cfg.outage_wait).await?;
+        check_eviction(&conn).await?;
+        let script = Arc::new(Script::frontier());
+        let inc = format!("{:016x}", fastrand::u64(..));
+        let mut args = Args::new("register", &inc);
+        args.n(0).n(0);
+        args.s(&cfg.worker).s(&cfg.config_id).n(millis(cfg.dead_after));
+        let specs = policy_specs(&cfg.politeness);
+        args.n(specs.len());
+        for s in &specs {
+            args.s(s);
+        }
+        let old = text(conn.call(&script, &args).await?)?;
+        if !old.is_empty() {
+            tracing::info!(worker = %cfg.worker, previous = %old, "took over the worker's previous process");
+        }
+        let superseded = Arc::new(AtomicBool::new(false));
+        let heartbeat = heartbeat::spawn(&cfg, &inc, script.clone(), superseded.clone()).await?;
+        Ok(RedisFrontier {
+            conn,
+            script,
+            local: tokio::sync::Mutex::new(Local {
+                next_lease: 1,
+                seq: 0,
+                leases: HashMap::new(),
+                sent: ExactSeenSet::new(),
+                readiness: None,
+            }),
+            pending: Mutex::new(Pending::default()),
+            superseded,
+            heartbeat,
+            inc,
+            cfg,
+        })
+    }
+
+    /// Deletes every key of the crawl `crawl` (`--fresh`). Run it before any worker joins.
+    pub async fn forget(url: &str, crawl: &str) -> Result<u64, RedisStoreError> {
+        let prefix = RedisConfig::new(url, crawl, "").prefix();
+        let conn = Conn::open(url, prefix.clone(), Duration::from_secs(10)).await?;
+        let pattern = format!("{}*", glob_escape(&prefix));
+        let mut cursor = 0u64;
+        let mut deleted = 0u64;
+        // Bounded: SCAN ends when its cursor comes back to 0.
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000);
+            let mut reply = array(conn.command(&scan).await?)?.into_iter();
+            let (Some(next), Some(keys)) = (reply.next(), reply.next()) else {
+                return Err(RedisStoreError::Protocol("SCAN reply".into()));
+            };
+            cursor = text(next)?.parse().map_err(|_| RedisStoreError::Protocol("SCAN cursor".into()))?;
+            let keys = array(keys)?;
+            if !keys.is_empty() {
+                let mut del = redis::cmd("UNLINK");
+                for k in keys {
+                    del.arg(bytes(k)?);
+                }
+                deleted += u64::try_from(int(&conn.command(&del).await?)?).unwrap_or(0);
+            }
+            if cursor == 0 {
+                return Ok(deleted);
+            }
+        }
+    }
+
+    pub fn config(&self) -> &RedisConfig {
+        &self.cfg
+    }
+
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lease_key(&self, id: u64) -> String {
+        format!("{}:{id}", self.inc)
+    }
+
+    /// A call's arguments: the op, the incarnation, and the releases and host adjustments
+    /// buffered since the last call.
+    pub(crate) fn args(&self, op: &str) -> Args {
+        let mut a = Args::new(op, &self.inc);
+        let Pending { releases, adjustments } = std::mem::take(&mut *self.pending());
+        a.n(releases.len());
+        for id in releases {
+            a.s(&self.lease_key(id));
+        }
+        a.n(adjustments.len());
+        for (host, adj) in adjustments {
+            a.s(&host).n(policy_index(&self.cfg.politeness, &host));
+            a.opt(adj.min_delay.map(millis)).opt(adj.pause.map(millis)).opt(adj.learned_delay.map(millis));
+        }
+        a
+    }
+
+    pub(crate) async fn call(&self, args: &Args) -> Result<Value, RedisStoreError> {
+        if self.superseded.load(Ordering::Relaxed) {
+            return Err(RedisStoreError::Superseded(self.cfg.worker.clone()));
+        }
+        let r = self.conn.call(&self.script, args).await;
+        if let Err(RedisStoreError::Superseded(_)) = &r {
+            self.superseded.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Adds a request (fingerprint, host, policy, level, JSON) unless this worker sent its
+    /// fingerprint before. Returns whether it was added.
+    fn add_request(
+        &self,
+        a: &mut Args,
+        local: &Local,
+        fp: Fingerprint,
+        req: &Request,
+    ) -> Result<bool, RedisStoreError> {
+        if local.sent.contains(fp) {
+            return Ok(false);
+        }
+        let host = req.host_key();
+        let json = serde_json::to_vec(&StoredRequest::from(req))?;
+        a.b(&fp.to_bytes()).s(&host).n(policy_index(&self.cfg.politeness, &host)).n(req.priority).b(&json);
+        Ok(true)
+    }
+
+    /// Sends one commit; returns its report and the stale lease ids.
+    async fn commit_inner(&self, c: Commit) -> Result<(CommitReport, Vec<u64>), RedisStoreError> {
+        let mut local = self.local.lock().await;
+        local.readiness = None;
+        let mut a = self.args("commit");
+        local.seq += 1;
+        a.n(local.seq).s(&self.cfg.worker);
+        let mut known = 0usize;
+        let mut sent = Vec::new();
+        let pushes: Vec<_> = c.pushes.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
+        known += c.pushes.len() - pushes.len();
+        a.n(pushes.len());
+        for (fp, req) in pushes {
+            self.add_request(&mut a, &local, *fp, req)?;
+            sent.push(*fp);
+        }
+        a.n(c.completions.len());
+        let mut ended = Vec::with_capacity(c.completions.len());
+        for completion in &c.completions {
+            match completion {
+                Completion::Done { lease, discovered } => {
+                    a.s("D").s(&self.lease_key(lease.0));
+                    let new: Vec<_> = discovered.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
+                    known += discovered.len() - new.len();
+                    a.n(new.len());
+                    for (fp, req) in new {
+                        self.add_request(&mut a, &local, *fp, req)?;
+                        sent.push(*fp);
+                    }
+                    ended.push(lease.0);
+                }
+                Completion::Retry { lease, after } => {
+                    let json = match local.leases.get(&lease.0) {
+                        Some(r) => {
+                            let mut r = r.clone();
+                            r.retries = r.retries.saturating_add(1);
+                            serde_json::to_vec(&r)?
+                        }
+                        None => Vec::new(),
+                    };
+                    a.s("R").s(&self.lease_key(lease.0)).n(millis(*after)).b(&json);
+                    ended.push(lease.0);
+                }
+                Completion::Defer { lease, after } => {
+                    a.s("E").s(&self.lease_key(lease.0)).n(millis(*after));
+                    ended.push(lease.0);
+                }
+                Completion::Failed { lease, failure } => {
+                    let json = match local.leases.get(&lease.0) {
+                        Some(r) => serde_json::to_vec(&StoredFailure {
+                            record: failure.clone(),
+                            request: r.clone(),
+                        })?,
+                        None => Vec::new(),
+                    };
+                    a.s("F").s(&self.lease_key(lease.0)).b(&json);
+                    ended.push(lease.0);
+                }
+            }
+        }
+        // Items by the lease of their page, so the script drops those of a stale page.
+        let mut sources = Vec::with_capacity(c.items.len());
+        for &(lease, n) in &c.item_sources {
+            sources.extend(std::iter::repeat_n(Some(lease.0), n));
+        }
+        a.n(c.items.len());
+        let mut encoded = Vec::with_capacity(c.items.len());
+        for (i, item) in c.items.iter().enumerate() {
+            let key = sources.get(i).copied().flatten().map(|id| self.lease_key(id)).unwrap_or_default();
+            let json = serde_json::to_vec(item)?;
+            a.s(&key).b(&json);
+            encoded.push(key);
+        }
+        a.s("");
+        let reply = array(self.call(&a).await?)?;
+        if reply.len() < 4 {
+            return Err(RedisStoreError::Protocol(format!("commit reply {reply:?}")));
+        }
+        let added = int(&reply[0])? as usize;
+        let seen = int(&reply[1])? as usize + known;
+        let upto = int(&reply[3])?;
+        let stale_keys: Vec<String> = reply.into_iter().skip(4).map(text).collect::<Result<_, _>>()?;
+        for fp in sent {
+            local.sent.insert(fp);
+        }
+        for id in &ended {
+            local.leases.remove(id);
+        }
+        let stale: Vec<u64> =
+            stale_keys.iter().filter_map(|k| k.rsplit_once(':').and_then(|(_, n)| n.parse().ok())).collect();
+        let items = if stale_keys.is_empty() {
+            c.items
+        } else {
+            c.items
+                .into_iter()
+                .zip(encoded)
+                .filter(|(_, k)| k.is_empty() || !stale_keys.contains(k))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let pushed = PushReport { added, seen };
+        drop(local);
+        if let Some(counters) = c.counters {
+            // Saved right after the commit they count: they are counters, not work, so a kill
+            // between the two costs at most one commit's counts in a resumed summary.
+            let mut a = self.args("save_counters");
+            a.s(&self.cfg.worker).b(&counters(&pushed));
+            self.call(&a).await?;
+        }
+        let report =
+            CommitReport { pushed, stale: stale.len(), journaled_to: u64::try_from(upto).ok(), items };
+        Ok((report, stale))
+    }
+
+    async fn lease_inner(&self, max: usize) -> Result<Vec<Lease>, RedisStoreError> {
+        let mut local = self.local.lock().await;
+        let base = local.next_lease;
+        let mut a = self.args("lease");
+        a.n(max).n(base).n(millis(self.cfg.lease_ttl)).n(fastrand::u32(..1 << 31));
+        let reply = array(self.call(&a).await?)?;
+        let mut reply = reply.into_iter();
+        let code = reply.next().map(|v| int(&v)).transpose()?.unwrap_or(3);
+        let ms = reply.next().map(|v| int(&v)).transpose()?.unwrap_or(0);
+        local.readiness = Some((Instant::now(), readiness_of(code, ms)));
+        let mut leases = Vec::new();
+        let mut invalid = Vec::new();
+        for (i, v) in reply.enumerate() {
+            let id = base + i as u64;
+            local.next_lease = id + 1;
+            let json = bytes(v)?;
+            let stored: StoredRequest = match serde_json::from_slice(&json) {
+                Ok(s) => s,
+                Err(e) => {
+                    invalid.push((id, e.to_string(), None));
+                    continue;
+                }
+            };
+            match stored.to_request() {
+                Ok(request) => {
+                    local.leases.insert(id, stored);
+                    leases.push(Lease { id: LeaseId(id), request });
+                }
+                Err(e) => {
+                    invalid.push((id, e.to_string(), Some(stored.clone())));
+                    local.leases.insert(id, stored);
+                }
+            }
+        }
+        drop(local);
+        if !invalid.is_empty() {
+            // A request that cannot be rebuilt fails at once, as in the other backends.
+            let completions = invalid
+                .into_iter()
+                .map(|(id, message, stored)| Completion::Failed {
+                    lease: LeaseId(id),
+                    failure: FailureRecord {
+                        url: stored.as_ref().map(|s| s.url.to_string()).unwrap_or_default(),
+                        kind: ErrorKind::InvalidUrl,
+                        message,
+                        attempts: stored.map_or(0, |s| s.retries),
+                        last_status: None,
+                        at: SystemTime::now(),
+                    },
+                })
+                .collect();
+            self.commit_inner(Commit { completions, ..Default::default() }).await?;
+        }
+        Ok(leases)
+    }
+}
+
+fn readiness_of(code: i64, ms: i64) -> Readiness {
+    let ms = u64::try_from(ms).unwrap_or(0);
+    match code {
+        0 => Readiness::Now,
+        1 => Readiness::At(kumo_frontier::later(Instant::now(), Duration::from_millis(ms))),
+        2 => Readiness::Blocked,
+        3 => Readiness::Empty,
+        // Others hold leases that may bring work: look again soon.
+        _ => Readiness::At(Instant::now() + POLL),
+    }
+}
+
+/// `*`, `?`, `[` and `\` in a crawl name must not widen a SCAN pattern.
+fn glob_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Refuses a Redis that may evict keys (a crawl there could lose queued work or its seen
+/// set without a word); says so and goes on where CONFIG is not allowed.
+async fn check_eviction(conn: &Conn) -> Result<(), RedisStoreError> {
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("GET").arg("maxmemory-policy");
+    match conn.command(&cmd).await {
+        Ok(v) => {
+            let policy = array(v)?.into_iter().nth(1).map(text).transpose()?.unwrap_or_default();
+            if policy.is_empty() || policy == "noeviction" {
+                Ok(())
+            } else {
+                Err(RedisStoreError::Evicting { url: conn.url().to_string(), policy })
+            }
+        }
+        Err(RedisStoreError::Redis(e)) => {
+            tracing::warn!(error = %e, "cannot read maxmemory-policy; make sure it is noeviction");
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn storage(e: RedisStoreError) -> FrontierError {
+    e.into()
+}
+
+#[async_trait]
+impl Frontier for RedisFrontier {
+    async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
+        let (report, _) = self.commit_inner(Commit { pushes: requests, ..Default::default() }).await?;
+        Ok(report.pushed)
+    }
+
+    async fn lease(&self, max: usize) -> Result<Vec<Lease>, FrontierError> {
+        self.lease_inner(max).await.map_err(storage)
+    }
+
+    async fn release(&self, leases: &[LeaseId]) -> Result<(), FrontierError> {
+        let mut p = self.pending();
+        p.releases.extend(leases.iter().map(|l| l.0));
+        Ok(())
+    }
+
+    async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError> {
+        let (report, stale) = self.commit_inner(Commit { completions: batch, ..Default::default() }).await?;
+        match stale.first() {
+            Some(&id) => Err(FrontierError::UnknownLease(id)),
+            None => Ok(report.pushed),
+        }
+    }
+
+    async fn commit(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        Ok(self.commit_inner(c).await?.0)
+    }
+
+    async fn readiness(&self) -> Result<Readiness, FrontierError> {
+        {
+            let mut local = self.local.lock().await;
+            let nothing_pending = {
+                let p = self.pending();
+                p.releases.is_empty() && p.adjustments.is_empty()
+            };
+            if let Some((at, r)) = local.readiness.take()
+                && nothing_pending
+                && at.elapsed() < READINESS_FRESH
+            {
+                return Ok(r);
+            }
+        }
+        let mut a = self.args("lease");
+        a.n(0).n(0).n(0).n(0);
+        let reply = array(self.call(&a).await.map_err(storage)?).map_err(storage)?;
+        let code = reply.first().map(int).transpose().map_err(storage)?.unwrap_or(3);
+        let ms = reply.get(1).map(int).transpose().map_err(storage)?.unwrap_or(0);
+        Ok(readiness_of(code, ms))
+    }
+
+    async fn adjust_host(&self, host_key: &str, adjustment: HostAdjustment) -> Result<(), FrontierError> {
+        // Sent at once, not buffered like releases: what the crawl learned about a host must
+        // outlive this process even if it stops right after.
+        let mut local = self.local.lock().await;
+        local.readiness = None;
+        self.pending().adjustments.push((host_key.to_string(), adjustment));
+        self.call(&self.args("sync")).await?;
+        Ok(())
+    }
+
+    async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
+        let reply = array(self.call(&self.args("learned")).await?)?;
+        pairs(reply, |host, v| Ok((host, Duration::from_millis(u64::try_from(int(&v)?).unwrap_or(0)))))
+            .map_err(storage)
+    }
+
+    async fn cap_pauses(
+        &self,
+        hosts: Option<&[&str]>,
+        max: Duration,
+    ) -> Result<Vec<LiftedPause>, FrontierError> {
+        if hosts.is_some_and(|h| h.is_empty()) {
+            return Ok(Vec::new());
+        }
+        let mut a = self.args("cap");
+        a.n(millis(max));
+        // No host named means every host.
+        let hosts = hosts.unwrap_or_default();
+        a.n(hosts.len());
+        for h in hosts {
+            a.s(h);
+        }
+        let reply = array(self.call(&a).await?)?;
+        pairs(reply, |host, v| {
+            Ok(LiftedPause {
+                host: host.into(),
+                was: Duration::from_millis(u64::try_from(int(&v)?).unwrap_or(0)),
+                now: max,
+            })
+        })
+        .map_err(storage)
+    }
+
+    async fn hosts(&self) -> Result<Vec<HostView>, FrontierError> {
+        let reply = array(self.call(&self.args("hosts")).await?)?;
+        let mut out = Vec::with_capacity(reply.len() / 5);
+        let mut it = reply.into_iter();
+        while let (Some(k), Some(q), Some(bo), Some(d), Some(p)) =
+            (it.next(), it.next(), it.next(), it.next(), it.next())
+        {
+            let n = |v: &Value| int(v).map(|i| u64::try_from(i).unwrap_or(0));
+            let paused = int(&p)?;
+            out.push(HostView {
+                key: text(k)?.into(),
+                queued: n(&q)? as usize,
+                backing_off: n(&bo)? as usize,
+                delay: Duration::from_millis(n(&d)?),
+                paused_for: u64::try_from(paused).ok().map(Duration::from_millis),
+            });
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    async fn stats(&self) -> Result<FrontierStats, FrontierError> {
+        let reply = array(self.call(&self.args("stats")).await?)?;
+        let n = |i: usize| -> Result<usize, RedisStoreError> {
+            Ok(usize::try_from(reply.get(i).map(int).transpose()?.unwrap_or(0)).unwrap_or(0))
+        };
+        Ok(FrontierStats { queued: n(0)?, leased: n(1)?, hosts: n(2)?, failed: n(3)? })
+    }
+
+    async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {
+        let reply = array(self.call(&self.args("failures")).await?)?;
+        let mut out = Vec::with_capacity(reply.len());
+        for v in reply {
+            let f: StoredFailure = serde_json::from_slice(&bytes(v)?).map_err(RedisStoreError::from)?;
+            out.push(f.record);
+        }
+        Ok(out)
+    }
+
+    async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
+        let mut a = self.args("counters");
+        a.s(&self.cfg.worker);
+        let v = bytes(self.call(&a).await?)?;
+        Ok((!v.is_empty()).then_some(v))
+    }
+}
+
+/// Reads a flat reply of (host, value) pairs.
+fn pairs<T>(
+    reply: Vec<Value>,
+    mut f: impl FnMut(String, Value) -> Result<T, RedisStoreError>,
+) -> Result<Vec<T>, RedisStoreError> {
+    let mut out = Vec::with_capacity(reply.len() / 2);
+    let mut it = reply.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push(f(text(k)?, v)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,44 @@
+//! The worker's heartbeat: on its own connection, so a slow reply on the crawl's connection
+//! never makes a live worker look dead.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use crate::call::{Args, Conn, Script, text};
+use crate::{RedisConfig, RedisStoreError};
+
+/// Beats `dead_after / 5` apart, so several beats can be missed (a slow disk, a busy
+/// machine) before the worker counts as dead.
+pub(crate) fn interval(dead_after: Duration) -> Duration {
+    (dead_after / 5).max(Duration::from_millis(50))
+}
+
+pub(crate) async fn spawn(
+    cfg: &RedisConfig,
+    inc: &str,
+    script: Arc<Script>,
+    superseded: Arc<AtomicBool>,
+) -> Result<JoinHandle<()>, RedisStoreError> {
+    // An outage is waited out here beat by beat: the worker's own calls say when it is over.
+    let conn = Conn::open(&cfg.url, cfg.prefix(), cfg.outage_wait).await?;
+    let every = interval(cfg.dead_after);
+    let mut args = Args::new("heartbeat", inc);
+    args.n(0).n(0).s(&cfg.worker);
+    Ok(tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            match conn.call(&script, &args).await.and_then(text) {
+                Ok(s) if s == "superseded" => {
+                    tracing::error!("another process took over this worker's name; stopping");
+                    superseded.store(true, Ordering::Relaxed);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
+            }
+        }
+    }))
+}

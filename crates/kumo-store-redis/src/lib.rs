@@ -1,0 +1,25 @@
+//! kumo's shared storage for distributed crawls: many worker processes, on one machine or
+//! many, crawl as one through a Redis server.
+//!
+//! - [`RedisFrontier`] implements the [`kumo_frontier::Frontier`] every backend implements
+//!   (the conformance suite runs against a real `redis-server`), and the
+//!   [`kumo_pipeline::ItemJournal`] that makes each worker's outputs exactly-once.
+//! - Everything that changes the crawl is one call of one Lua script (`frontier.lua`), atomic
+//!   in Redis and idempotent under retry; times are Redis's clock, so politeness and lease
+//!   expiry hold across workers whatever their clocks say.
+//! - A lease stays in Redis until its completion commits. A worker that dies stops
+//!   heartbeating and its leases go back after `dead_after`; a worker restarted under the same
+//!   name takes them back at once; a lease nobody completes comes back after `lease_ttl`.
+//! - Redis going away pauses the worker: every call is retried (the same call, so applied
+//!   once) for up to `outage_wait`.
+
+mod call;
+mod config;
+mod error;
+mod frontier;
+mod heartbeat;
+mod journal;
+
+pub use config::RedisConfig;
+pub use error::RedisStoreError;
+pub use frontier::{RedisFrontier, StoredFailure};
