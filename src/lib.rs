@@ -11,6 +11,8 @@
 //! | [`parse`] | kumo-parse | the streaming link extractor, extraction models (CSS, XPath, regex, JSON) |
 //! | [`pipeline`] | kumo-pipeline | the pipeline and its sinks (JSON Lines, CSV, PostgreSQL) |
 //! | [`engine`] | kumo-engine | the engine, status machine, summary |
+//! | [`store_embedded`] | kumo-store-embedded | the default storage: a crawl state directory |
+//! | [`store_redis`] | kumo-store-redis | shared storage in Redis for distributed crawls |
 //! | [`testsite`] | kumo-testsite | the local test server |
 
 pub use kumo_core as core;
@@ -19,4 +21,6 @@ pub use kumo_engine as engine;
 pub use kumo_frontier as frontier;
 pub use kumo_parse as parse;
 pub use kumo_pipeline as pipeline;
+pub use kumo_store_embedded as store_embedded;
+pub use kumo_store_redis as store_redis;
 pub use kumo_testsite as testsite;

@@ -341,6 +341,27 @@ pub struct StateArgs {
     /// fsync every commit, so the state also survives a power loss (slower).
     #[arg(long, conflicts_with = "memory")]
     pub fsync: bool,
+    /// Keep the crawl in Redis (`redis://HOST:PORT/DB` or `redis+unix:///PATH`) instead of a
+    /// state directory: every worker started with the same command joins the same crawl, on
+    /// one machine or many. With --fresh, the crawl's keys are deleted first.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["memory", "dir", "fsync"])]
+    pub redis: Option<String>,
+    /// With --redis: the crawl's name (default: derived from the start URLs or the spider
+    /// file, as the state directory is).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub crawl: Option<String>,
+    /// With --redis: this worker's name (default: the host name and the output). A worker
+    /// restarted with the same name takes up its leases and its outputs at once.
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub worker: Option<String>,
+    /// With --redis: a worker whose heartbeat stopped this long ago is dead, and the requests
+    /// it held go to the others.
+    #[arg(long, value_name = "SECS", default_value_t = 15.0, requires = "redis")]
+    pub dead_after: f64,
+    /// With --redis: how long a worker waits for Redis to come back (pausing its crawl, keeping
+    /// what it fetched) before it exits with an error.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0, requires = "redis")]
+    pub redis_wait: f64,
 }
 
 #[derive(Args, Debug, Clone)]

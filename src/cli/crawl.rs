@@ -2,17 +2,13 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use kumo_core::{CanonicalOptions, DedupMode, MemoryCookieStorage, Url};
+use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, Engine, EngineError, RobotsConfig, Summary};
-use kumo_frontier::{
-    Frontier, HostPolicy, HostRule, MemoryFrontier, MemoryFrontierConfig, Politeness, RateLimit, ScopeConfig,
-    UrlPattern,
-};
+use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
@@ -164,6 +160,16 @@ async fn open_output(a: &CrawlArgs) -> Result<Box<dyn Sink>> {
     Ok(Box::new(JsonLinesSink::create_with(Path::new(target), existing).map_err(anyhow::Error::from)?))
 }
 
+/// What workers sharing a crawl must agree on: what is crawled, how URLs are told apart, and
+/// how hosts are treated. Another value means another crawl.
+fn config_id(cfg: &CrawlConfig) -> String {
+    let text = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
+        cfg.seeds, cfg.sitemaps, cfg.scope, cfg.canonical, cfg.dedup, cfg.politeness, cfg.robots.obey
+    );
+    format!("urls:{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+}
+
 pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(file) = super::spider::spider_file(&a.urls) {
         return super::spider::run(file, &a).await;
@@ -173,22 +179,26 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let sink = open_output(&a).await?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     let durable = !a.state.memory;
-    let (frontier, mut engine): (Arc<dyn Frontier>, Engine) =
-        match super::state::open(&a.state, &starts, cfg.politeness.clone())? {
-            Some(store) => {
-                store.check_outputs(&[sink.name()])?;
-                super::state::announce(&store, "", cfg.max_host_pause).await?;
-                // The store is the frontier, the item journal and the cookie storage.
-                (store.clone(), Engine::new().with_journal(store.clone()).with_cookie_storage(store))
-            }
-            None => {
-                let politeness = cfg.politeness.clone();
-                (
-                    Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() })),
-                    Engine::new().with_cookie_storage(Arc::new(MemoryCookieStorage::new())),
-                )
-            }
-        };
+    let outputs = [sink.name()];
+    let storage = super::state::Storage {
+        dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
+        crawl: super::state::derived_crawl(&starts),
+        outputs: &outputs,
+        config_id: config_id(&cfg),
+        politeness: cfg.politeness.clone(),
+        max_host_pause: cfg.max_host_pause,
+        who: "",
+    };
+    let opened = super::state::open_storage(&a.state, storage).await?;
+    let state = opened.state.clone();
+    let mut engine = Engine::new();
+    if let Some(journal) = state.journal {
+        engine = engine.with_journal(journal);
+    }
+    if let Some(cookies) = state.cookies {
+        engine = engine.with_cookie_storage(cookies);
+    }
+    let frontier = state.frontier;
     engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
         // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.
         EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
@@ -215,7 +225,9 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     tokio::spawn(engine.stopper().follow(stop));
 
     let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
-    let summary = engine.wait().await?;
+    let summary = engine.wait().await;
+    opened.close().await;
+    let summary = summary?;
     if let Some(b) = bar {
         b.finish().await;
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use kumo_spider::{LoadOptions, SiteJob, SiteState, SpiderFile, open_sinks, run_sites};
+use kumo_spider::{LoadOptions, SiteJob, SpiderFile, open_sinks, run_sites};
 use url::Url;
 
 use super::args::CrawlArgs;
@@ -22,8 +22,21 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 8] =
-    ["state", "memory", "fresh", "fsync", "summary-json", "no-progress", "seed-base", "failure-threshold"];
+const SPIDER_FILE_OPTIONS: [&str; 13] = [
+    "state",
+    "memory",
+    "fresh",
+    "fsync",
+    "redis",
+    "crawl",
+    "worker",
+    "dead-after",
+    "redis-wait",
+    "summary-json",
+    "no-progress",
+    "seed-base",
+    "failure-threshold",
+];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     // Ignoring an option the user typed would crawl other than asked (no page limit, another
@@ -48,28 +61,38 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
+    // Workers sharing a crawl must run the same file.
+    let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(&file).unwrap_or_default());
     let mut jobs = Vec::new();
+    let mut closers = Vec::new();
     for site in spiders.sites {
         let sinks = open_sinks(&site).await.with_context(|| format!("site \"{}\"", site.name))?;
         let starts: Vec<Url> = site.crawl.seeds.iter().chain(&site.crawl.sitemaps).cloned().collect();
         let dir = state::site_dir(&a.state, &site.name, &starts);
         let who = format!("site \"{}\": ", site.name);
-        let state =
-            match state::open_at(&a.state, &dir, site.crawl.politeness.clone()).context(who.clone())? {
-                Some(store) => {
-                    let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
-                    store.check_outputs(&names).context(who.clone())?;
-                    state::announce(&store, &who, site.crawl.max_host_pause).await?;
-                    SiteState { frontier: store.clone(), journal: Some(store.clone()), cookies: Some(store) }
-                }
-                None => SiteState::memory(&site),
-            };
+        let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
+        let storage = state::Storage {
+            crawl: dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string(),
+            dir,
+            outputs: &names,
+            config_id: format!("spider:{:016x}:{}", file_hash, site.name),
+            politeness: site.crawl.politeness.clone(),
+            max_host_pause: site.crawl.max_host_pause,
+            who: &who,
+        };
+        let opened = state::open_storage(&a.state, storage).await.context(who.clone())?;
+        let state = opened.state.clone();
+        closers.push(opened);
         jobs.push(SiteJob { site, sinks, state });
     }
     let stop = super::interrupt::stop_requests()?;
     let mut exit = Exit::Finished;
     let mut summaries = serde_json::Map::new();
-    for run in run_sites(jobs, Some(stop)).await {
+    let runs = run_sites(jobs, Some(stop)).await;
+    for opened in &closers {
+        opened.close().await;
+    }
+    for run in runs {
         match run.result {
             Ok(summary) => {
                 eprintln!("site \"{}\":", run.name);

@@ -1,13 +1,17 @@
-//! The crawl's state directory: derived from the start URLs unless `--state` names one,
-//! discarded by `--fresh`, opened as the embedded store.
+//! Where a crawl's state lives, chosen in one place ([`open_storage`]): a state directory
+//! (derived from the start URLs unless `--state` names one, discarded by `--fresh`, opened as
+//! the embedded store), Redis (`--redis`: a crawl shared by workers), or memory (`--memory`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use kumo_core::MemoryCookieStorage;
 use kumo_frontier::{Frontier, Politeness};
+use kumo_spider::SiteState;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
+use kumo_store_redis::{RedisConfig, RedisFrontier};
 use url::Url;
 
 use super::args::StateArgs;
@@ -106,4 +110,132 @@ pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> 
         tracing::info!(state = %store.dir().display(), "{who}new crawl state");
     }
     Ok(())
+}
+
+/// What a crawl (or one site of a spider file) is stored as.
+pub struct Storage<'a> {
+    /// The state directory, without `--redis`.
+    pub dir: PathBuf,
+    /// The crawl's name in Redis, unless `--crawl` names it.
+    pub crawl: String,
+    /// The outputs, for the default worker name and the state's output check.
+    pub outputs: &'a [String],
+    /// Identifies the crawl's configuration: Redis refuses a worker whose differs.
+    pub config_id: String,
+    pub politeness: Politeness,
+    pub max_host_pause: Duration,
+    /// Prefixes what is said about it (`site "x": `).
+    pub who: &'a str,
+}
+
+/// An opened storage, and what must be done when the crawl ends.
+pub struct Opened {
+    pub state: SiteState,
+    redis: Option<Arc<RedisFrontier>>,
+}
+
+impl Opened {
+    /// Leaves a shared crawl (what the worker still holds goes back at once).
+    pub async fn close(&self) {
+        if let Some(r) = &self.redis
+            && let Err(e) = r.leave().await
+        {
+            tracing::warn!(error = %e, "could not leave the crawl in Redis; its leases come back after --dead-after");
+        }
+    }
+}
+
+/// Opens the crawl's storage: the frontier, the item journal and the cookie storage, with
+/// Redis (`--redis`), in a state directory (the default), or in memory (`--memory`).
+pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
+    if let Some(url) = &a.redis {
+        let redis = open_redis(a, url, &s).await?;
+        // Cookies stay with each worker for now: a shared jar is not built yet.
+        let cookies = Arc::new(MemoryCookieStorage::new());
+        let state =
+            SiteState { frontier: redis.clone(), journal: Some(redis.clone()), cookies: Some(cookies) };
+        return Ok(Opened { state, redis: Some(redis) });
+    }
+    Ok(Opened { state: open_local(a, s).await?, redis: None })
+}
+
+async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
+    match open_at(a, &s.dir, s.politeness.clone())? {
+        Some(store) => {
+            store.check_outputs(s.outputs)?;
+            announce(&store, s.who, s.max_host_pause).await?;
+            // The store is the frontier, the item journal and the cookie storage.
+            Ok(SiteState { frontier: store.clone(), journal: Some(store.clone()), cookies: Some(store) })
+        }
+        None => {
+            let politeness = s.politeness;
+            let frontier = kumo_frontier::MemoryFrontier::new(kumo_frontier::MemoryFrontierConfig {
+                politeness,
+                ..Default::default()
+            });
+            let cookies = Arc::new(MemoryCookieStorage::new());
+            Ok(SiteState { frontier: Arc::new(frontier), journal: None, cookies: Some(cookies) })
+        }
+    }
+}
+
+/// The default worker name: this machine's host name and the outputs, so the same command on
+/// the same machine is the same worker, and two commands writing elsewhere are two.
+fn default_worker(outputs: &[String]) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    // A file output (`jsonl:out.jsonl`) by its absolute path; stdout and databases as named.
+    let outputs: Vec<String> = outputs
+        .iter()
+        .map(|o| match o.split_once(':') {
+            Some((kind, path)) if !path.contains("://") && path != "-" => {
+                let path =
+                    std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string());
+                format!("{kind}:{path}")
+            }
+            _ => o.clone(),
+        })
+        .collect();
+    format!("{host}:{}", outputs.join(","))
+}
+
+async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<RedisFrontier>> {
+    let crawl = match (&a.crawl, s.who.is_empty()) {
+        (Some(name), true) => name.clone(),
+        // A spider file's sites are crawls of their own under the name given.
+        (Some(name), false) => format!("{name}/{}", s.crawl),
+        (None, _) => s.crawl.clone(),
+    };
+    let worker = a.worker.clone().unwrap_or_else(|| default_worker(s.outputs));
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| format!("{flag} must be a positive number of seconds"))
+    };
+    if a.fresh {
+        let keys = RedisFrontier::forget(url, &crawl, secs(a.dead_after, "--dead-after")?).await?;
+        eprintln!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
+    }
+    let mut cfg = RedisConfig::new(url, &crawl, &worker);
+    cfg.config_id = s.config_id.clone();
+    cfg.politeness = s.politeness.clone();
+    cfg.dead_after = secs(a.dead_after, "--dead-after")?;
+    cfg.outage_wait = secs(a.redis_wait, "--redis-wait")?;
+    let frontier = RedisFrontier::open(cfg).await?;
+    let stats = frontier.stats().await?;
+    eprintln!(
+        "{}worker {worker:?} joins crawl {crawl:?} on {url} ({} queued, {} in flight, {} failed)",
+        s.who, stats.queued, stats.leased, stats.failed
+    );
+    Ok(Arc::new(frontier))
+}
+
+/// The crawl's name in Redis for a crawl of `starts`: the state directory's name.
+pub fn derived_crawl(starts: &[Url]) -> String {
+    derived_dir(starts).file_name().and_then(|f| f.to_str()).unwrap_or("crawl").to_string()
 }

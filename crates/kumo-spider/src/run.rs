@@ -60,6 +60,7 @@ fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
 /// Where a site's crawl state lives: its frontier, and the item journal when the frontier is
 /// durable (the embedded store is both), so its outputs resume with every item exactly once;
 /// its cookies too (`None`: in memory).
+#[derive(Clone)]
 pub struct SiteState {
     pub frontier: Arc<dyn Frontier>,
     pub journal: Option<Arc<dyn ItemJournal>>,

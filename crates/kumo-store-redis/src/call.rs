@@ -79,8 +79,8 @@ fn classify(e: RedisError) -> Failure {
     if e.code() == Some("KUMO") {
         let detail = e.detail().unwrap_or_default().to_string();
         return Failure::Final(match detail.split_once(' ') {
-            Some(("superseded:", _)) => RedisStoreError::Superseded(detail),
-            Some(("config:", _)) => RedisStoreError::OtherConfig(detail),
+            Some(("superseded:", rest)) => RedisStoreError::Superseded(rest.to_string()),
+            Some(("config:", rest)) => RedisStoreError::OtherConfig(rest.to_string()),
             _ => RedisStoreError::Redis(detail),
         });
     }

@@ -22,9 +22,13 @@ pub enum RedisStoreError {
     /// The crawl in Redis was started with another configuration.
     #[error("{0}; run the same spider configuration, or another crawl name (--crawl), or --fresh")]
     OtherConfig(String),
-    /// Another process took over this worker's name.
-    #[error("another process took over worker {0:?}: this one stops")]
+    /// This worker is no longer part of the crawl: another process took over its name, or
+    /// the crawl was cleared.
+    #[error("{0}: another process took over its name, or the crawl was cleared (--fresh); this one stops")]
     Superseded(String),
+    /// `--fresh` while workers are still in the crawl would pull it from under them.
+    #[error("crawl {crawl:?} has {workers} live worker(s); stop them before clearing it with --fresh")]
+    InUse { crawl: String, workers: u64 },
     /// Redis answered something this version does not understand.
     #[error("unexpected reply from Redis: {0}")]
     Protocol(String),

@@ -427,7 +427,7 @@ if op == 'commit' then
     return out
   end
   if redis.call('HGET', P .. 'workers', worker) ~= inc then
-    return redis.error_reply('KUMO superseded: another process took over worker ' .. worker)
+    return redis.error_reply('KUMO superseded: worker ' .. worker .. ' is no longer in the crawl')
   end
   local added, seen = push_many(num())
   local stale = 0
@@ -554,6 +554,16 @@ if op == 'heartbeat' then
     return 'superseded'
   end
   redis.call('ZADD', K_ALIVE, now, inc)
+  return 'ok'
+end
+
+if op == 'leave' then
+  -- A worker that ends hands back what it still holds and is no longer counted alive.
+  local worker = arg()
+  if redis.call('HGET', P .. 'workers', worker) == inc then
+    bury(inc)
+    redis.call('HDEL', P .. 'workers', worker)
+  end
   return 'ok'
 end
 

@@ -127,10 +127,19 @@ impl RedisFrontier {
         })
     }
 
-    /// Deletes every key of the crawl `crawl` (`--fresh`). Run it before any worker joins.
-    pub async fn forget(url: &str, crawl: &str) -> Result<u64, RedisStoreError> {
+    /// Deletes every key of the crawl `crawl` (`--fresh`); refused while a worker of the crawl
+    /// has heartbeaten within `dead_after`.
+    pub async fn forget(url: &str, crawl: &str, dead_after: Duration) -> Result<u64, RedisStoreError> {
         let prefix = RedisConfig::new(url, crawl, "").prefix();
         let conn = Conn::open(url, prefix.clone(), Duration::from_secs(10)).await?;
+        let time = array(conn.command(&redis::cmd("TIME")).await?)?;
+        let now_ms = time.first().map(int).transpose()?.unwrap_or(0) * 1000;
+        let mut alive = redis::cmd("ZCOUNT");
+        alive.arg(format!("{prefix}alive")).arg(now_ms - millis(dead_after) as i64).arg("+inf");
+        let workers = u64::try_from(int(&conn.command(&alive).await?)?).unwrap_or(0);
+        if workers > 0 {
+            return Err(RedisStoreError::InUse { crawl: crawl.to_string(), workers });
+        }
         let pattern = format!("{}*", glob_escape(&prefix));
         let mut cursor = 0u64;
         let mut deleted = 0u64;
@@ -157,8 +166,23 @@ impl RedisFrontier {
         }
     }
 
+    /// Leaves the crawl at the end of a run: whatever this worker still holds goes back to
+    /// the queue at once, and it no longer counts as alive (so `--fresh` may clear the crawl).
+    pub async fn leave(&self) -> Result<(), RedisStoreError> {
+        self.heartbeat.abort();
+        let mut a = self.args("leave");
+        a.s(&self.cfg.worker);
+        self.call(&a).await.map(drop)
+    }
+
     pub fn config(&self) -> &RedisConfig {
         &self.cfg
+    }
+
+    /// This process's incarnation id: the member of the crawl's `alive` set its heartbeat
+    /// refreshes, and the prefix of its lease ids (for tests and diagnostics).
+    pub fn incarnation(&self) -> &str {
+        &self.inc
     }
 
     fn pending(&self) -> MutexGuard<'_, Pending> {
@@ -188,7 +212,10 @@ impl RedisFrontier {
 
     pub(crate) async fn call(&self, args: &Args) -> Result<Value, RedisStoreError> {
         if self.superseded.load(Ordering::Relaxed) {
-            return Err(RedisStoreError::Superseded(self.cfg.worker.clone()));
+            return Err(RedisStoreError::Superseded(format!(
+                "worker {} is no longer in the crawl",
+                self.cfg.worker
+            )));
         }
         let r = self.conn.call(&self.script, args).await;
         if let Err(RedisStoreError::Superseded(_)) = &r {
