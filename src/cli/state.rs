@@ -218,7 +218,7 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<Red
             .with_context(|| format!("{flag} must be a positive number of seconds"))
     };
     if a.fresh {
-        let keys = RedisFrontier::forget(url, &crawl, secs(a.dead_after, "--dead-after")?).await?;
+        let keys = RedisFrontier::forget(url, &crawl).await?;
         eprintln!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
     }
     let mut cfg = RedisConfig::new(url, &crawl, &worker);

@@ -31,6 +31,20 @@ local K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P
 local function int(x)
   return string.format('%d', x)
 end
+
+-- Liveness is a deadline per incarnation in `alive` (its last beat plus its own dead_after).
+-- While Redis was away (or nothing called it), nobody could beat: every deadline moves on by
+-- the gap, so an outage longer than dead_after kills no worker.
+do
+  local last = tonumber(redis.call('HGET', K_META, 'tick'))
+  if last and now - last > 1000 then
+    local all = redis.call('ZRANGE', K_ALIVE, 0, -1, 'WITHSCORES')
+    for i = 1, #all, 2 do
+      redis.call('ZADD', K_ALIVE, tonumber(all[i + 1]) + (now - last), all[i])
+    end
+  end
+  redis.call('HSET', K_META, 'tick', now)
+end
 local function hnum(key, field)
   return tonumber(redis.call('HGET', key, field)) or 0
 end
@@ -258,13 +272,13 @@ local function bury(old)
   redis.call('ZREM', K_ALIVE, old)
 end
 
--- Leases past their hard deadline, and every lease of incarnations whose heartbeat stopped.
+-- Leases past their hard deadline, and every lease of incarnations past their liveness
+-- deadline.
 local function reap()
   for _, lk in ipairs(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256)) do
     requeue(lk)
   end
-  local dead_after = tonumber(redis.call('HGET', K_META, 'dead_after')) or 15000
-  for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now - dead_after, 'LIMIT', 0, 16)) do
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now, 'LIMIT', 0, 16)) do
     bury(old)
   end
 end
@@ -342,9 +356,21 @@ end
 
 -- Operations -------------------------------------------------------------------------------
 
+local function current(worker)
+  return redis.call('HGET', P .. 'workers', worker) == inc
+end
+
+local function superseded(worker)
+  return redis.error_reply('KUMO superseded: worker ' .. worker .. ' is no longer in the crawl')
+end
+
 if op == 'lease' then
-  local max, base, ttl = num(), num(), num()
+  local worker, max, base, ttl = arg(), num(), num(), num()
   rnd_state = num()
+  if not current(worker) then
+    -- Taken over (or the crawl was cleared): leases handed to this process would be stranded.
+    return superseded(worker)
+  end
   local out = {}
   if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
     -- The reply to this very call was lost: hand out the same leases again.
@@ -426,8 +452,8 @@ if op == 'commit' then
     end
     return out
   end
-  if redis.call('HGET', P .. 'workers', worker) ~= inc then
-    return redis.error_reply('KUMO superseded: worker ' .. worker .. ' is no longer in the crawl')
+  if not current(worker) then
+    return superseded(worker)
   end
   local added, seen = push_many(num())
   local stale = 0
@@ -525,13 +551,13 @@ if op == 'commit' then
 end
 
 if op == 'register' then
-  local worker, cfg, dead_after, npol = arg(), arg(), arg(), num()
+  local worker, cfg, dead_after, npol = arg(), arg(), num(), num()
   local have = redis.call('HGET', K_META, 'cfg')
   if have and have ~= cfg then
     return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
   end
   if not have then
-    redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now, 'dead_after', dead_after)
+    redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now)
     for i = 0, npol - 1 do
       redis.call('HSET', K_POL, i, arg())
     end
@@ -544,16 +570,16 @@ if op == 'register' then
     redis.call('HDEL', P .. 'reply', old)
   end
   redis.call('HSET', P .. 'workers', worker, inc)
-  redis.call('ZADD', K_ALIVE, now, inc)
+  redis.call('ZADD', K_ALIVE, now + dead_after, inc)
   return old or ''
 end
 
 if op == 'heartbeat' then
-  local worker = arg()
-  if redis.call('HGET', P .. 'workers', worker) ~= inc then
+  local worker, dead_after = arg(), num()
+  if not current(worker) then
     return 'superseded'
   end
-  redis.call('ZADD', K_ALIVE, now, inc)
+  redis.call('ZADD', K_ALIVE, now + dead_after, inc)
   return 'ok'
 end
 
@@ -662,6 +688,9 @@ if op == 'checkpoint' then
   local done = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
   if upto < done then
     return 'old' -- a retried call that already ran: checkpoints never move backwards
+  end
+  if upto == done and redis.call('LINDEX', P .. 'cp:' .. worker, -1) == cp then
+    return 'old' -- the same checkpoint again (a retry whose reply was lost)
   end
   if upto > done then
     redis.call('LTRIM', P .. 'j:' .. worker, upto - done, -1)

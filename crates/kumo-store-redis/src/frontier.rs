@@ -128,14 +128,14 @@ impl RedisFrontier {
     }
 
     /// Deletes every key of the crawl `crawl` (`--fresh`); refused while a worker of the crawl
-    /// has heartbeaten within `dead_after`.
-    pub async fn forget(url: &str, crawl: &str, dead_after: Duration) -> Result<u64, RedisStoreError> {
+    /// is alive (its liveness deadline has not passed).
+    pub async fn forget(url: &str, crawl: &str) -> Result<u64, RedisStoreError> {
         let prefix = RedisConfig::new(url, crawl, "").prefix();
         let conn = Conn::open(url, prefix.clone(), Duration::from_secs(10)).await?;
         let time = array(conn.command(&redis::cmd("TIME")).await?)?;
         let now_ms = time.first().map(int).transpose()?.unwrap_or(0) * 1000;
         let mut alive = redis::cmd("ZCOUNT");
-        alive.arg(format!("{prefix}alive")).arg(now_ms - millis(dead_after) as i64).arg("+inf");
+        alive.arg(format!("{prefix}alive")).arg(now_ms).arg("+inf");
         let workers = u64::try_from(int(&conn.command(&alive).await?)?).unwrap_or(0);
         if workers > 0 {
             return Err(RedisStoreError::InUse { crawl: crawl.to_string(), workers });
@@ -360,7 +360,7 @@ impl RedisFrontier {
         let mut local = self.local.lock().await;
         let base = local.next_lease;
         let mut a = self.args("lease");
-        a.n(max).n(base).n(millis(self.cfg.lease_ttl)).n(fastrand::u32(..1 << 31));
+        a.s(&self.cfg.worker).n(max).n(base).n(millis(self.cfg.lease_ttl)).n(fastrand::u32(..1 << 31));
         let reply = array(self.call(&a).await?)?;
         let mut reply = reply.into_iter();
         let code = reply.next().map(|v| int(&v)).transpose()?.unwrap_or(3);
@@ -507,7 +507,7 @@ impl Frontier for RedisFrontier {
             }
         }
         let mut a = self.args("lease");
-        a.n(0).n(0).n(0).n(0);
+        a.s(&self.cfg.worker).n(0).n(0).n(0).n(0);
         let reply = array(self.call(&a).await.map_err(storage)?).map_err(storage)?;
         let code = reply.first().map(int).transpose().map_err(storage)?.unwrap_or(3);
         let ms = reply.get(1).map(int).transpose().map_err(storage)?.unwrap_or(0);

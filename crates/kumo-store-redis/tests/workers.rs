@@ -1,0 +1,662 @@
+//! What only a shared backend must do: several workers crawling as one through one Redis,
+//! workers dying and coming back, zombies, the per-worker item journal, Redis restarting under
+//! a crawl, and the servers and crawls a worker must refuse. Each test runs its own
+//! `redis-server` (a free port, an append-only file fsynced before every reply).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kumo_core::{CanonicalOptions, DedupMode, Fingerprint, Item, Request, Url};
+use kumo_frontier::{Commit, Completion, Frontier, HostPolicy, Lease, LeaseId, Politeness, Readiness};
+use kumo_pipeline::{ItemJournal, PipelineCheckpoint};
+use kumo_store_redis::{RedisConfig, RedisFrontier};
+use kumo_testsite::services::{Redis, RedisOptions};
+
+/// How short a heartbeat may stop before its worker counts as dead, in most tests.
+const DEAD_AFTER: Duration = Duration::from_secs(1);
+/// How often a test polls for something only time brings (a heartbeat timing out).
+const POLL: Duration = Duration::from_millis(50);
+/// The longest a test waits for a dead worker's leases to come back.
+const COME_BACK_WITHIN: Duration = Duration::from_secs(5);
+
+fn req(url: &str) -> (Fingerprint, Request) {
+    let r = Request::get(Url::parse(url).expect("test URL"));
+    (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+}
+
+/// `n` requests spread over four hosts.
+fn requests(n: usize) -> Vec<(Fingerprint, Request)> {
+    (0..n).map(|i| req(&format!("http://h{}.test/{i}", i % 4))).collect()
+}
+
+fn config(redis: &Redis, crawl: &str, worker: &str) -> RedisConfig {
+    let mut cfg = RedisConfig::new(&redis.url(), crawl, worker);
+    // No politeness in the way: these tests are about who gets which lease.
+    cfg.politeness =
+        Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, rules: vec![] };
+    cfg.dead_after = DEAD_AFTER;
+    cfg.outage_wait = Duration::from_secs(20);
+    cfg
+}
+
+async fn open(cfg: RedisConfig) -> RedisFrontier {
+    let who = format!("worker {:?} of crawl {:?}", cfg.worker, cfg.crawl);
+    RedisFrontier::open(cfg).await.unwrap_or_else(|e| panic!("open {who}: {e}"))
+}
+
+async fn start_redis() -> Redis {
+    Redis::start().await.expect("start redis-server")
+}
+
+fn url_of(l: &Lease) -> String {
+    l.request.url.to_string()
+}
+
+fn urls(leases: &[Lease]) -> Vec<String> {
+    let mut v: Vec<String> = leases.iter().map(url_of).collect();
+    v.sort();
+    v
+}
+
+fn request_urls(requests: &[(Fingerprint, Request)]) -> Vec<String> {
+    let mut v: Vec<String> = requests.iter().map(|(_, r)| r.url.to_string()).collect();
+    v.sort();
+    v
+}
+
+fn done(lease: LeaseId) -> Completion {
+    Completion::Done { lease, discovered: vec![] }
+}
+
+async fn complete_all(f: &RedisFrontier, leases: &[Lease]) {
+    let batch = leases.iter().map(|l| done(l.id)).collect();
+    f.complete(batch).await.expect("complete the worker's own live leases");
+}
+
+fn item(page: &str, n: usize) -> Item {
+    Item::new().with("page", page).with("n", n as u64)
+}
+
+/// Redis's clock in milliseconds (the clock the script decides liveness by).
+fn redis_now_ms(redis: &Redis) -> u64 {
+    let reply = redis.command(&["TIME"]).expect("TIME");
+    let mut parts = reply.lines();
+    let secs: u64 = parts.next().and_then(|s| s.parse().ok()).expect("TIME seconds");
+    let micros: u64 = parts.next().and_then(|s| s.parse().ok()).expect("TIME microseconds");
+    secs * 1000 + micros / 1000
+}
+
+/// The last heartbeat Redis holds for an incarnation, in Redis milliseconds.
+/// When `inc` last beat: `alive` holds each incarnation's liveness deadline, its last beat
+/// plus its `dead_after` (the tests' `DEAD_AFTER`).
+fn last_beat_ms(redis: &Redis, crawl: &str, inc: &str) -> u64 {
+    let key = format!("kumo:{{{crawl}}}:alive");
+    let score = redis.command(&["ZSCORE", &key, inc]).expect("ZSCORE");
+    let deadline =
+        score.parse::<f64>().unwrap_or_else(|_| panic!("no heartbeat of {inc} in {key}: {score:?}")) as u64;
+    deadline - DEAD_AFTER.as_millis() as u64
+}
+
+fn assert_polls_soon(r: Readiness, what: &str) {
+    match r {
+        Readiness::At(at) => assert!(
+            at <= Instant::now() + Duration::from_secs(1),
+            "{what}: a worker waiting on others' leases polls again soon, not in {:?}",
+            at.saturating_duration_since(Instant::now())
+        ),
+        other => panic!("{what}: expected Readiness::At (poll soon), got {other:?}"),
+    }
+}
+
+// 1 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_share_one_crawl() {
+    let redis = start_redis().await;
+    let a = open(config(&redis, "shared", "a")).await;
+    let b = open(config(&redis, "shared", "b")).await;
+
+    let pushed = requests(20);
+    let all: HashSet<String> = pushed.iter().map(|(_, r)| r.url.to_string()).collect();
+    let report = a.push(pushed).await.expect("A pushes");
+    assert_eq!(report.added, 20, "A's pushes are queued");
+    assert_eq!(
+        b.push(requests(20)).await.expect("B pushes").added,
+        0,
+        "the seen set is shared: B's same URLs are seen"
+    );
+
+    let b_first = b.lease(5).await.expect("B leases");
+    assert_eq!(b_first.len(), 5, "B leases what A pushed");
+    for (who, f) in [("A", &a), ("B", &b)] {
+        let s = f.stats().await.expect("stats");
+        assert_eq!((s.queued, s.leased), (15, 5), "stats are global: {who} sees B's leases");
+    }
+    let a_first = a.lease(3).await.expect("A leases");
+    assert_eq!(a_first.len(), 3, "A leases from the same queue");
+
+    // Both lease at once until nothing is left.
+    let mut a_leases = a_first;
+    let mut b_leases = b_first;
+    for _ in 0..50 {
+        let (ra, rb) = tokio::join!(a.lease(2), b.lease(2));
+        let (ra, rb) = (ra.expect("A leases"), rb.expect("B leases"));
+        if ra.is_empty() && rb.is_empty() {
+            break;
+        }
+        a_leases.extend(ra);
+        b_leases.extend(rb);
+    }
+    let a_urls: HashSet<String> = a_leases.iter().map(url_of).collect();
+    let b_urls: HashSet<String> = b_leases.iter().map(url_of).collect();
+    assert_eq!(a_urls.len(), a_leases.len(), "no request is handed to A twice");
+    assert_eq!(b_urls.len(), b_leases.len(), "no request is handed to B twice");
+    let both: Vec<_> = a_urls.intersection(&b_urls).collect();
+    assert!(both.is_empty(), "no request is handed to both workers: {both:?}");
+    let union: HashSet<String> = a_urls.union(&b_urls).cloned().collect();
+    assert_eq!(union, all, "between them the workers lease every pushed request");
+    for (who, f) in [("A", &a), ("B", &b)] {
+        let s = f.stats().await.expect("stats");
+        assert_eq!((s.queued, s.leased), (0, 20), "stats are global: {who} sees every lease out");
+    }
+
+    // B is done with its own; A still holds some: B must poll again soon, not stop.
+    complete_all(&b, &b_leases).await;
+    assert!(!a_leases.is_empty(), "A holds leases");
+    let s = b.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (0, a_leases.len()), "B sees A's leases still out");
+    assert!(b.lease(10).await.expect("B leases").is_empty(), "B gets none of A's live leases");
+    // Asked right after a lease, readiness is the one that lease learned (it is reused for
+    // 2 ms): asked here, not after A's commit below, which it would predate.
+    assert_polls_soon(b.readiness().await.expect("readiness"), "B, with no leases while A holds some");
+
+    complete_all(&a, &a_leases).await;
+    for (who, f) in [("A", &a), ("B", &b)] {
+        assert_eq!(
+            f.readiness().await.expect("readiness"),
+            Readiness::Empty,
+            "{who}: the crawl is empty once every lease is completed"
+        );
+        assert!(f.stats().await.expect("stats").is_drained(), "{who} sees the crawl drained");
+    }
+}
+
+// 2 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_workers_leases_come_back_after_dead_after() {
+    let redis = start_redis().await;
+    let a = open(config(&redis, "dead", "a")).await;
+    let b = open(config(&redis, "dead", "b")).await;
+    a.push(requests(6)).await.expect("push");
+    let held = a.lease(4).await.expect("A leases");
+    assert_eq!(held.len(), 4);
+    let held_urls = urls(&held);
+    let rest = b.lease(10).await.expect("B leases the rest");
+    assert_eq!(rest.len(), 2);
+
+    let inc = a.incarnation().to_string();
+    drop(a); // its heartbeat stops
+    let beat = last_beat_ms(&redis, "dead", &inc);
+    assert!(b.lease(10).await.expect("lease").is_empty(), "a worker that just stopped keeps its leases");
+
+    let started = Instant::now();
+    let mut back = Vec::new();
+    while started.elapsed() < COME_BACK_WITHIN {
+        back = b.lease(10).await.expect("lease");
+        if !back.is_empty() {
+            break;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    let now = redis_now_ms(&redis);
+    assert!(!back.is_empty(), "a dead worker's leases come back within {COME_BACK_WITHIN:?}");
+    assert!(
+        now.saturating_sub(beat) >= DEAD_AFTER.as_millis() as u64,
+        "leases come back only dead_after ({DEAD_AFTER:?}) after the last heartbeat, not {} ms after it",
+        now.saturating_sub(beat)
+    );
+    assert_eq!(urls(&back), held_urls, "the dead worker's requests are handed out again, all of them");
+    let s = b.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (0, 6), "requeued leases are counted once");
+    complete_all(&b, &back).await;
+    complete_all(&b, &rest).await;
+    assert!(b.stats().await.expect("stats").is_drained());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_workers_leases_stay_out() {
+    let redis = start_redis().await;
+    let a = open(config(&redis, "live", "a")).await;
+    let b = open(config(&redis, "live", "b")).await;
+    a.push(requests(3)).await.expect("push");
+    let held = a.lease(10).await.expect("A leases");
+    assert_eq!(held.len(), 3);
+
+    // Twice dead_after of B asking (and so reaping) while A heartbeats.
+    let started = Instant::now();
+    let mut polls = 0;
+    while started.elapsed() < 2 * DEAD_AFTER && polls < 200 {
+        let got = b.lease(10).await.expect("lease");
+        assert!(
+            got.is_empty(),
+            "a live worker's leases are not handed out again ({:?} after they were leased): {:?}",
+            started.elapsed(),
+            urls(&got)
+        );
+        polls += 1;
+        tokio::time::sleep(POLL).await;
+    }
+    assert_polls_soon(b.readiness().await.expect("readiness"), "B, while A holds every lease");
+    let report = a
+        .commit(Commit { completions: held.iter().map(|l| done(l.id)).collect(), ..Default::default() })
+        .await
+        .expect("A commits");
+    assert_eq!(report.stale, 0, "a live worker's leases are still its own after 2 × dead_after");
+    assert!(a.stats().await.expect("stats").is_drained());
+}
+
+// 3 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombies_commit_is_stale_and_its_items_dropped() {
+    let redis = start_redis().await;
+    // A's heartbeat is slow (12 s apart), so it cannot refresh the heartbeat this test ages
+    // between the aging and B's lease.
+    let mut cfg_a = config(&redis, "zombie", "a");
+    cfg_a.dead_after = Duration::from_secs(60);
+    let a = open(cfg_a).await;
+    let b = open(config(&redis, "zombie", "b")).await;
+    a.push(vec![req("http://z.test/page")]).await.expect("push");
+    let a_leases = a.lease(1).await.expect("A leases");
+    assert_eq!(a_leases.len(), 1);
+
+    // A's heartbeat looks ancient: A is dead for everyone else, though it goes on.
+    let aged = redis.command(&["ZADD", "kumo:{zombie}:alive", "0", a.incarnation()]).expect("ZADD");
+    assert_eq!(aged, "0", "A's heartbeat is updated, not added");
+    let b_leases = b.lease(1).await.expect("B leases");
+    assert_eq!(urls(&b_leases), urls(&a_leases), "B gets the page of the dead-looking worker");
+
+    let report = a
+        .commit(Commit {
+            completions: vec![done(a_leases[0].id)],
+            items: vec![item("z.test/page", 1)],
+            item_sources: vec![(a_leases[0].id, 1)],
+            ..Default::default()
+        })
+        .await
+        .expect("the zombie's commit is answered, not refused");
+    assert_eq!(report.stale, 1, "the zombie's completion is stale");
+    assert!(report.items.is_empty(), "the zombie's items are dropped: B's commit brings them");
+    assert_eq!(report.journaled_to, None, "nothing is journaled for the zombie");
+    let s = b.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (0, 1), "the zombie's commit does not complete B's lease");
+
+    let b_item = item("z.test/page", 2);
+    let report = b
+        .commit(Commit {
+            completions: vec![done(b_leases[0].id)],
+            items: vec![b_item.clone()],
+            item_sources: vec![(b_leases[0].id, 1)],
+            ..Default::default()
+        })
+        .await
+        .expect("B commits");
+    assert_eq!(report.stale, 0, "B's lease is live");
+    assert_eq!(report.items, vec![b_item.clone()], "B's items are handed back");
+    assert_eq!(report.journaled_to, Some(1), "B journals the page's item");
+
+    let ra = a.resume_point().await.expect("A's resume point");
+    assert!(ra.pending.is_empty(), "the zombie's journal holds nothing: {:?}", ra.pending);
+    let rb = b.resume_point().await.expect("B's resume point");
+    assert_eq!(rb.pending, vec![(1, b_item)], "B's journal holds the page's item once");
+    assert!(b.stats().await.expect("stats").is_drained());
+}
+
+// 4 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_item_journal_numbers_trims_and_resumes() {
+    let redis = start_redis().await;
+    let w = open(config(&redis, "journal", "w")).await;
+    w.push(requests(4)).await.expect("push");
+    let leases = w.lease(4).await.expect("lease");
+    assert_eq!(leases.len(), 4);
+
+    let mut journaled = Vec::new();
+    let mut last = 0;
+    for (i, lease) in leases[..3].iter().enumerate() {
+        let items: Vec<Item> = (0..=i).map(|n| item(&url_of(lease), n)).collect();
+        let n = items.len();
+        let report = w
+            .commit(Commit {
+                completions: vec![done(lease.id)],
+                items: items.clone(),
+                item_sources: vec![(lease.id, n)],
+                ..Default::default()
+            })
+            .await
+            .expect("commit");
+        let to = report.journaled_to.expect("a commit with items says where they were journaled");
+        assert_eq!(to, last + n as u64, "journal numbers increase by the commit's items");
+        assert_eq!(report.items, items, "the items are handed back in order");
+        last = to;
+        journaled.extend(items);
+    }
+    let report = w
+        .commit(Commit { completions: vec![done(leases[3].id)], ..Default::default() })
+        .await
+        .expect("commit");
+    assert_eq!(report.journaled_to, None, "a commit without items journals nothing");
+
+    let numbered: Vec<(u64, Item)> = (1..).zip(journaled.iter().cloned()).collect();
+    let r = w.resume_point().await.expect("resume point");
+    assert_eq!((r.upto, r.pipeline.is_some()), (0, false), "no checkpoint yet");
+    assert_eq!(r.pending, numbered, "every journaled item is pending, numbered from 1");
+
+    w.checkpoint(3, PipelineCheckpoint::default()).await.expect("checkpoint");
+    let r = w.resume_point().await.expect("resume point");
+    assert_eq!(r.upto, 3, "the checkpoint moves the resume point");
+    assert!(r.pipeline.is_some(), "the checkpoint is given back");
+    assert_eq!(r.pending, numbered[3..].to_vec(), "items up to the checkpoint are trimmed");
+
+    // The same worker name, a new process: it resumes from the checkpoint.
+    drop(w);
+    let w = open(config(&redis, "journal", "w")).await;
+    let r = w.resume_point().await.expect("resume point after a restart");
+    assert_eq!(r.upto, 3, "a restarted worker resumes at its checkpoint");
+    assert!(r.pipeline.is_some(), "a restarted worker gets its checkpoint back");
+    assert_eq!(r.pending, numbered[3..].to_vec(), "only the items after the checkpoint are pending");
+
+    // Its numbers go on from where the journal stood, never reusing one.
+    w.push(vec![req("http://h0.test/after-restart")]).await.expect("push");
+    let more = w.lease(1).await.expect("lease");
+    assert_eq!(more.len(), 1);
+    let report = w
+        .commit(Commit {
+            completions: vec![done(more[0].id)],
+            items: vec![item("after", 0)],
+            item_sources: vec![(more[0].id, 1)],
+            ..Default::default()
+        })
+        .await
+        .expect("commit");
+    assert_eq!(report.journaled_to, Some(last + 1), "journal numbers go on after a restart");
+
+    // Another worker's journal is its own.
+    let other = open(config(&redis, "journal", "other")).await;
+    let r = other.resume_point().await.expect("resume point");
+    assert_eq!((r.upto, r.pending.len(), r.pipeline.is_some()), (0, 0, false), "journals are per worker");
+}
+
+// 5 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_survives_a_redis_restart() {
+    let mut redis = start_redis().await;
+    let mut cfg = config(&redis, "restart", "w");
+    // Longer than the outage: this test is about calls waiting Redis out, not heartbeats
+    // (see an_outage_longer_than_dead_after_kills_no_worker).
+    cfg.dead_after = Duration::from_secs(10);
+    let w = Arc::new(open(cfg).await);
+    assert_eq!(w.push(requests(50)).await.expect("push").added, 50);
+    let leases = w.lease(10).await.expect("lease");
+    assert_eq!(leases.len(), 10);
+    let (committed, held) = leases.split_at(8);
+
+    redis.kill().expect("kill redis-server");
+    let discovered: Vec<_> = (0..5).map(|i| req(&format!("http://found.test/{i}"))).collect();
+    let mut completions: Vec<Completion> = committed[1..].iter().map(|l| done(l.id)).collect();
+    completions.push(Completion::Done { lease: committed[0].id, discovered });
+    // Items with no page: journaled whatever becomes of leases, so a commit applied twice
+    // would journal them twice.
+    let items: Vec<Item> = (0..3).map(|n| item("no page", n)).collect();
+    let commit = Commit { completions, items: items.clone(), ..Default::default() };
+    let task = {
+        let w = w.clone();
+        tokio::spawn(async move { w.commit(commit).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!task.is_finished(), "a commit while Redis is away waits for it, it does not fail");
+    redis.restart().await.expect("restart redis-server");
+    let restarted = redis_now_ms(&redis);
+
+    let report = tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .expect("the commit finishes once Redis is back")
+        .expect("the commit task")
+        .unwrap_or_else(|e| panic!("a commit through a restart succeeds: {e}\n{}", redis.log()));
+    assert_eq!(report.stale, 0, "the commit's leases survived the restart");
+    assert_eq!(report.pushed.added, 5, "the commit's discoveries are queued");
+    assert_eq!(report.journaled_to, Some(3), "the commit's items are journaled");
+
+    let s = w.stats().await.expect("stats");
+    assert_eq!((s.queued, s.leased), (45, 2), "the commit is applied exactly once");
+    let r = w.resume_point().await.expect("resume point");
+    assert_eq!(r.pending, (1..).zip(items).collect::<Vec<_>>(), "the commit's items are journaled once");
+
+    // The heartbeat goes on by itself once Redis is back.
+    let started = Instant::now();
+    while last_beat_ms(&redis, "restart", w.incarnation()) < restarted {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the heartbeat resumes after a restart (every {:?})",
+            Duration::from_secs(2)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let rest = w.lease(100).await.expect("leasing goes on after the restart");
+    assert_eq!(rest.len(), 45, "every queued request is leased after the restart, and no held one");
+    let held_urls: HashSet<String> = held.iter().map(url_of).collect();
+    assert!(rest.iter().all(|l| !held_urls.contains(&url_of(l))), "leases held through the restart stay out");
+    let report = w
+        .commit(Commit { completions: held.iter().map(|l| done(l.id)).collect(), ..Default::default() })
+        .await
+        .expect("commit");
+    assert_eq!(report.stale, 0, "leases held through a restart are still the worker's own");
+    complete_all(&w, &rest).await;
+    assert!(w.stats().await.expect("stats").is_drained());
+}
+
+// 6 ------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evicting_redis_is_refused() {
+    let options = RedisOptions { maxmemory_policy: Some("allkeys-lru".into()), ..Default::default() };
+    let redis = Redis::start_with(options).await.expect("start redis-server");
+    let e = RedisFrontier::open(config(&redis, "evict", "w"))
+        .await
+        .expect_err("a Redis that may evict keys is refused");
+    let msg = e.to_string();
+    assert!(msg.contains("noeviction"), "the refusal says to use noeviction: {msg}");
+    assert!(msg.contains("allkeys-lru"), "the refusal names the server's policy: {msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_another_configuration_is_refused() {
+    let redis = start_redis().await;
+    let mut cfg = config(&redis, "configured", "a");
+    cfg.config_id = "config-one".into();
+    let _a = open(cfg).await;
+
+    let mut cfg = config(&redis, "configured", "b");
+    cfg.config_id = "config-two".into();
+    let e = RedisFrontier::open(cfg).await.expect_err("a worker with another configuration is refused");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("another configuration"),
+        "the refusal says the crawl has another configuration: {msg}"
+    );
+
+    let mut cfg = config(&redis, "configured", "c");
+    cfg.config_id = "config-one".into();
+    let c = open(cfg).await;
+    assert_eq!(
+        c.push(requests(1)).await.expect("push").added,
+        1,
+        "a worker with the same configuration joins"
+    );
+}
+
+// A worker's name -------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_restarted_under_its_name_takes_over_at_once() {
+    let redis = start_redis().await;
+    let old = open(config(&redis, "takeover", "w")).await;
+    old.push(requests(3)).await.expect("push");
+    let held = old.lease(2).await.expect("lease");
+    assert_eq!(held.len(), 2);
+
+    let new = open(config(&redis, "takeover", "w")).await;
+    let s = new.stats().await.expect("stats");
+    assert_eq!(
+        (s.queued, s.leased),
+        (3, 0),
+        "the previous process's leases go back at once, not after dead_after"
+    );
+    let got = new.lease(10).await.expect("lease");
+    assert_eq!(
+        urls(&got),
+        request_urls(&requests(3)),
+        "the new process gets every request, the old one's included"
+    );
+
+    let e = old
+        .commit(Commit { completions: vec![done(held[0].id)], ..Default::default() })
+        .await
+        .expect_err("the superseded process's commit is refused");
+    assert!(e.to_string().contains("took over"), "the refusal says another process took over: {e}");
+    let e = old.lease(1).await.expect_err("a superseded process stops");
+    assert!(e.to_string().contains("took over"), "the refusal says another process took over: {e}");
+    complete_all(&new, &got).await;
+    assert!(new.stats().await.expect("stats").is_drained());
+}
+
+// Retried calls ----------------------------------------------------------------------------------
+
+/// Sends one call of the frontier script, with the arguments laid out as `frontier.lua`
+/// reads them (op, incarnation, no releases, no host adjustments, the op's own).
+fn script_call(redis: &Redis, crawl: &str, op: &str, inc: &str, args: &[&str]) -> String {
+    let prefix = format!("kumo:{{{crawl}}}:");
+    let mut all = vec!["EVAL", include_str!("../src/frontier.lua"), "1", &prefix, op, inc, "0", "0"];
+    all.extend_from_slice(args);
+    let reply = redis.command(&all).expect("EVAL");
+    assert!(!reply.starts_with('-'), "{op}: {reply}");
+    reply
+}
+
+/// A commit whose reply was lost is sent again with the same sequence number; the worker can't
+/// be made to lose a reply from here, so the calls are made by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_commit_is_applied_once() {
+    let redis = start_redis().await;
+    let (crawl, inc) = ("replay", "0000000000000abc");
+    let call = |op: &str, args: &[&str]| script_call(&redis, crawl, op, inc, args);
+    call("register", &["raw", "", "1000", "1", "1000|0|0|"]);
+    let page = ["fp-0000000000001", "r.test", "0", "0", "{\"page\":1}"];
+    let reply = call("commit", &[&["1", "raw", "1"][..], &page, &["0", "0", ""]].concat());
+    assert_eq!(reply, "1\n0\n0\n-1", "the page is queued");
+    let reply = call("lease", &["raw", "1", "1", "600000", "0"]);
+    assert!(reply.ends_with("{\"page\":1}"), "the page is leased: {reply}");
+
+    let lease = format!("{inc}:1");
+    let found = ["fp-0000000000002", "r.test", "0", "0", "{\"page\":2}"];
+    let commit = |seq: &str| {
+        let head = [seq, "raw", "0", "1", "D", &lease, "1"];
+        call("commit", &[&head[..], &found, &["1", &lease, "{\"item\":1}", ""]].concat())
+    };
+    let first = commit("2");
+    assert_eq!(
+        first, "1\n0\n0\n1",
+        "the commit completes the lease, queues its discovery, journals its item"
+    );
+    assert_eq!(commit("2"), first, "the same commit sent again gets the same reply");
+    let stats = redis.command(&["HMGET", "kumo:{replay}:stats", "queued", "leased"]).expect("HMGET");
+    assert_eq!(stats, "1\n0", "a retried commit is applied once (one discovery queued, the lease done)");
+    let journal = redis.command(&["LLEN", "kumo:{replay}:j:raw"]).expect("LLEN");
+    assert_eq!(journal, "1", "a retried commit journals its items once");
+    // What applying it again would have answered: the lease stale, the discovery seen.
+    assert_eq!(commit("3"), format!("0\n1\n1\n-1\n{lease}"), "a new commit of the same lease is stale");
+}
+
+// Liveness across an outage, per-worker dead_after, and takeovers ------------------------------------
+
+/// Nobody can heartbeat while Redis is away: an outage longer than `dead_after` must not make
+/// every worker look dead (the liveness deadlines move on by the time Redis was silent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_longer_than_dead_after_kills_no_worker() {
+    let mut redis = start_redis().await;
+    let a = open(config(&redis, "long-outage", "a")).await;
+    let b = open(config(&redis, "long-outage", "b")).await;
+    a.push(requests(3)).await.expect("push");
+    let held = a.lease(10).await.expect("A leases");
+    assert_eq!(held.len(), 3);
+    redis.kill().expect("kill redis-server");
+    // The outage itself: longer than dead_after.
+    tokio::time::sleep(DEAD_AFTER + DEAD_AFTER / 2).await;
+    redis.restart().await.expect("restart redis-server");
+    let got = b.lease(10).await.expect("B leases after the restart");
+    assert!(
+        got.is_empty(),
+        "a live worker's leases stay its own through an outage longer than dead_after: B got {:?}",
+        urls(&got)
+    );
+    let report = a
+        .commit(Commit { completions: held.iter().map(|l| done(l.id)).collect(), ..Default::default() })
+        .await
+        .expect("A commits");
+    assert_eq!(report.stale, 0, "a live worker's leases are its own after an outage");
+}
+
+/// The reaper judges every worker by the crawl's `dead_after` (the first worker's), while each
+/// worker beats at its own `dead_after / 5`: one started with a longer `--dead-after` than the
+/// crawl's beats too rarely and loses its leases while alive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_a_longer_dead_after_keeps_its_leases() {
+    let redis = start_redis().await;
+    let a = open(config(&redis, "mixed", "a")).await;
+    let mut cfg = config(&redis, "mixed", "b");
+    cfg.dead_after = 10 * DEAD_AFTER;
+    let b = open(cfg).await;
+    b.push(requests(3)).await.expect("push");
+    assert_eq!(b.lease(10).await.expect("B leases").len(), 3);
+    let started = Instant::now();
+    let mut polls = 0;
+    while started.elapsed() < 3 * DEAD_AFTER && polls < 200 {
+        let got = a.lease(10).await.expect("A leases");
+        assert!(
+            got.is_empty(),
+            "a live worker heartbeating at its own pace keeps its leases: A got {:?} after {:?}",
+            urls(&got),
+            started.elapsed()
+        );
+        polls += 1;
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// A process whose name another process took over can still lease until its heartbeat or a
+/// commit tells it; those leases belong to an incarnation no longer in the alive set, so no
+/// heartbeat timeout ever brings them back: only `lease_ttl` (10 minutes by default) does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_superseded_process_strands_no_lease() {
+    let redis = start_redis().await;
+    let old = open(config(&redis, "stranded", "w")).await;
+    let new = open(config(&redis, "stranded", "w")).await;
+    new.push(requests(3)).await.expect("push");
+    let taken = old.lease(10).await.map(|l| l.len()).unwrap_or(0);
+    let started = Instant::now();
+    let mut back = 0;
+    while started.elapsed() < COME_BACK_WITHIN && back < 3 {
+        back += new.lease(10).await.expect("lease").len();
+        tokio::time::sleep(POLL).await;
+    }
+    assert_eq!(
+        back, 3,
+        "every request is leasable by the live process within {COME_BACK_WITHIN:?} \
+         (the superseded one took {taken} after the takeover)"
+    );
+}
