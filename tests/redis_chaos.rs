@@ -9,10 +9,8 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::KUMO;
 use kumo_testsite::services::Redis;
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
@@ -43,20 +41,7 @@ fn worker(cwd: &Path, seed: &str, redis: &str, n: usize) -> tokio::process::Chil
         "--redis-wait",
         "60",
     ];
-    tokio::process::Command::new(KUMO)
-        .args(args)
-        .current_dir(cwd)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("kumo starts")
-}
-
-fn signal(child: &tokio::process::Child, sig: &str) {
-    let pid = child.id().expect("running").to_string();
-    let ok = std::process::Command::new("kill").args([&format!("-{sig}"), &pid]).status().expect("kill runs");
-    assert!(ok.success(), "kill -{sig} {pid}");
+    common::spawn_in(cwd, &args)
 }
 
 async fn kill9(child: &mut tokio::process::Child) {
@@ -119,9 +104,9 @@ async fn workers_and_redis_die_and_nothing_is_lost_or_written_twice() {
     // late commits are refused, so nothing it had is written twice.
     tokio::time::sleep(pause(&mut rng)).await;
     let frozen = rng.usize(0..3);
-    signal(&workers[frozen], "STOP");
+    common::send_signal(&workers[frozen], "STOP");
     tokio::time::sleep(Duration::from_millis(1_800)).await;
-    signal(&workers[frozen], "CONT");
+    common::send_signal(&workers[frozen], "CONT");
 
     tokio::time::sleep(pause(&mut rng)).await;
     assert!(left(&redis) > 0, "the crawl is still going at the last strike (else it proves less)");
