@@ -198,6 +198,9 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(cookies) = state.cookies {
         engine = engine.with_cookie_storage(cookies);
     }
+    if let Some(robots) = state.robots {
+        engine = engine.with_robots_store(robots);
+    }
     let frontier = state.frontier;
     engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
         // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.

@@ -152,8 +152,12 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
         let redis = open_redis(a, url, &s).await?;
         // Cookies stay with each worker for now: a shared jar is not built yet.
         let cookies = Arc::new(MemoryCookieStorage::new());
-        let state =
-            SiteState { frontier: redis.clone(), journal: Some(redis.clone()), cookies: Some(cookies) };
+        let state = SiteState {
+            frontier: redis.clone(),
+            journal: Some(redis.clone()),
+            cookies: Some(cookies),
+            robots: Some(redis.clone()),
+        };
         return Ok(Opened { state, redis: Some(redis) });
     }
     Ok(Opened { state: open_local(a, s).await?, redis: None })
@@ -165,7 +169,12 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
             store.check_outputs(s.outputs)?;
             announce(&store, s.who, s.max_host_pause).await?;
             // The store is the frontier, the item journal and the cookie storage.
-            Ok(SiteState { frontier: store.clone(), journal: Some(store.clone()), cookies: Some(store) })
+            Ok(SiteState {
+                frontier: store.clone(),
+                journal: Some(store.clone()),
+                cookies: Some(store),
+                robots: None,
+            })
         }
         None => {
             let politeness = s.politeness;
@@ -174,7 +183,12 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
                 ..Default::default()
             });
             let cookies = Arc::new(MemoryCookieStorage::new());
-            Ok(SiteState { frontier: Arc::new(frontier), journal: None, cookies: Some(cookies) })
+            Ok(SiteState {
+                frontier: Arc::new(frontier),
+                journal: None,
+                cookies: Some(cookies),
+                robots: None,
+            })
         }
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use kumo_core::{CookieStorage, CookieStorageError};
 use kumo_downloader::{BuildError, CookieJar, Downloader, DownloaderConfig};
+use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
 use kumo_pipeline::{ItemJournal, Pipeline, Sink};
 use tokio::sync::{mpsc, watch};
@@ -122,6 +123,7 @@ pub struct Engine {
     registrar: Option<Arc<Registrar>>,
     journal: Option<Arc<dyn ItemJournal>>,
     cookies: Option<Arc<dyn CookieStorage>>,
+    robots_store: Option<Arc<dyn RobotsStore>>,
     /// The sinks are opened (fresh or resumed) once per initialization, on the first start.
     pipeline_opened: bool,
 }
@@ -145,6 +147,7 @@ impl Engine {
             registrar: None,
             journal: None,
             cookies: None,
+            robots_store: None,
             pipeline_opened: false,
         }
     }
@@ -163,6 +166,14 @@ impl Engine {
     /// `init`; ignored when the settings turn cookies off or bring their own jar.
     pub fn with_cookie_storage(mut self, storage: Arc<dyn CookieStorage>) -> Self {
         self.cookies = Some(storage);
+        self
+    }
+
+    /// Shares robots.txt answers with the other workers of a crawl through `store` (a crawl
+    /// in Redis), so each origin's robots.txt is fetched once for the whole crawl. Takes
+    /// effect at the next `init`.
+    pub fn with_robots_store(mut self, store: Arc<dyn RobotsStore>) -> Self {
+        self.robots_store = Some(store);
         self
     }
 
@@ -252,10 +263,10 @@ impl Engine {
             .collect::<Result<Vec<_>, _>>()?;
         let registrar =
             Arc::new(Registrar::new(downloaders).with_rule_downloaders(rule_downloaders, rule_proxies));
-        let robots = cfg
-            .robots
-            .obey
-            .then(|| Arc::new(RobotsCache::new(cfg.robots.clone(), cfg.downloader.user_agent.robots_name())));
+        let robots = cfg.robots.obey.then(|| {
+            let cache = RobotsCache::new(cfg.robots.clone(), cfg.downloader.user_agent.robots_name());
+            Arc::new(cache.with_store(self.robots_store.clone()))
+        });
         let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
         let analyzer_modules =
             (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();

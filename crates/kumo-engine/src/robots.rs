@@ -10,6 +10,10 @@
 //! `unavailable_backoff` (the server is there and busy); no answer waits like a failed page
 //! (`unreachable_backoff`, doubling), so a dead host gives up in seconds and a silent one
 //! costs one timeout per try, as with `--ignore-robots`, not two.
+//!
+//! With a shared [`RobotsStore`] (a crawl in Redis), the workers of one crawl fetch each
+//! origin's robots.txt once between them: the first claims it and fetches, the others wait a
+//! moment (their request deferred) and then read the shared answer.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +22,10 @@ use std::time::{Duration, Instant};
 
 use kumo_core::{Request, Url};
 use kumo_downloader::Downloader;
-use kumo_frontier::robots::{RobotsAnswer, RobotsRules, agent_token, robots_url};
+use kumo_frontier::robots::{
+    MAX_ROBOTS_BYTES, RobotsAnswer, RobotsClaim, RobotsRules, RobotsStore, SharedRobots, agent_token,
+    robots_url,
+};
 use serde::Serialize;
 use tokio::sync::OnceCell;
 
@@ -41,6 +48,12 @@ pub struct RobotsConfig {
     pub unreachable_backoff: Duration,
     /// Unavailable answers in a row after which the origin's requests are recorded as failed.
     pub max_unavailable: u32,
+    /// With a shared store: how long a worker's claim to fetch an origin's robots.txt holds
+    /// (another worker may fetch it after that, should the first have died).
+    pub claim_for: Duration,
+    /// With a shared store: how long a worker waits before asking again while another one
+    /// fetches an origin's robots.txt.
+    pub claim_wait: Duration,
 }
 
 impl Default for RobotsConfig {
@@ -53,6 +66,8 @@ impl Default for RobotsConfig {
             unavailable_backoff: Duration::from_secs(30),
             unreachable_backoff: Duration::from_millis(500),
             max_unavailable: 3,
+            claim_for: Duration::from_secs(30),
+            claim_wait: Duration::from_millis(200),
         }
     }
 }
@@ -98,6 +113,9 @@ struct Entry {
     why: String,
     /// How long the answer is trusted.
     ttl: Duration,
+    /// Read from the shared store (another worker fetched it), or waiting for another worker
+    /// to fetch it: the host got no request from here.
+    shared: bool,
 }
 
 type Slot = Arc<OnceCell<Arc<Entry>>>;
@@ -106,6 +124,7 @@ pub(crate) struct RobotsCache {
     cfg: RobotsConfig,
     agent: String,
     slots: Mutex<(HashMap<String, Slot>, VecDeque<String>)>,
+    store: Option<Arc<dyn RobotsStore>>,
     fetched: AtomicU64,
     disallowed: AtomicU64,
     unavailable: AtomicU64,
@@ -118,11 +137,18 @@ impl RobotsCache {
             cfg,
             agent: agent_token(user_agent).to_string(),
             slots: Mutex::new((HashMap::new(), VecDeque::new())),
+            store: None,
             fetched: AtomicU64::new(0),
             disallowed: AtomicU64::new(0),
             unavailable: AtomicU64::new(0),
             capped: AtomicU64::new(0),
         }
+    }
+
+    /// Shares answers with the other workers of the crawl through `store`.
+    pub fn with_store(mut self, store: Option<Arc<dyn RobotsStore>>) -> Self {
+        self.store = store;
+        self
     }
 
     pub fn stats(&self) -> RobotsStats {
@@ -182,21 +208,9 @@ impl RobotsCache {
         let origin = url.origin().ascii_serialization();
         let (slot, streak) = self.slot(&origin);
         let was_known = slot.initialized();
-        let entry = slot
-            .get_or_init(|| async {
-                let (answer, why, reached) = self.fetch(&robots, dl).await;
-                let (unavailable_streak, ttl) = match answer {
-                    RobotsAnswer::Rules(_) => (0, self.cfg.ttl),
-                    RobotsAnswer::Unavailable if reached => (streak + 1, self.cfg.unavailable_backoff),
-                    RobotsAnswer::Unavailable => {
-                        let doubled = 1u32 << streak.min(16);
-                        (streak + 1, self.cfg.unreachable_backoff.saturating_mul(doubled))
-                    }
-                };
-                Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak, why, ttl })
-            })
-            .await;
-        let fresh = (!was_known).then(|| match &entry.answer {
+        let entry = slot.get_or_init(|| self.entry(&origin, &robots, dl, streak)).await;
+        let fetched_here = !was_known && !entry.shared;
+        let fresh = fetched_here.then(|| match &entry.answer {
             RobotsAnswer::Rules(r) => self.capped_delay(r),
             RobotsAnswer::Unavailable => None,
         });
@@ -216,13 +230,64 @@ impl RobotsCache {
                 Decision::Unavailable(entry.ttl.saturating_sub(entry.fetched_at.elapsed()))
             }
         };
-        let sitemaps = match (&entry.answer, was_known) {
-            (RobotsAnswer::Rules(r), false) => {
+        let sitemaps = match (&entry.answer, fetched_here) {
+            (RobotsAnswer::Rules(r), true) => {
                 r.sitemaps().iter().filter_map(|s| Url::parse(s).ok()).collect()
             }
             _ => Vec::new(),
         };
         Check { decision, fresh, sitemaps }
+    }
+
+    /// The answer for `origin`: shared by another worker, fetched here (and shared), or "wait:
+    /// another worker is fetching it".
+    async fn entry(&self, origin: &str, robots: &Url, dl: &Downloader, streak: u32) -> Arc<Entry> {
+        let claim = match &self.store {
+            None => RobotsClaim::Fetch,
+            Some(store) => store.claim(origin, self.cfg.claim_for).await.unwrap_or_else(|e| {
+                tracing::warn!(origin, error = %e, "shared robots.txt store failed; fetching it here");
+                RobotsClaim::Fetch
+            }),
+        };
+        let shared = |answer, ttl, why: &str| {
+            let why = why.to_string();
+            Arc::new(Entry {
+                answer,
+                fetched_at: Instant::now(),
+                unavailable_streak: streak,
+                why,
+                ttl,
+                shared: true,
+            })
+        };
+        match claim {
+            RobotsClaim::Known(r) => {
+                return shared(RobotsAnswer::from_response(r.status, &r.body, &self.agent), self.cfg.ttl, "");
+            }
+            RobotsClaim::Wait => {
+                return shared(
+                    RobotsAnswer::Unavailable,
+                    self.cfg.claim_wait,
+                    "being fetched by another worker",
+                );
+            }
+            RobotsClaim::Fetch => {}
+        }
+        let (answer, why, reached, raw) = self.fetch(robots, dl).await;
+        if let Some(store) = &self.store
+            && let Err(e) = store.share(origin, raw.as_ref(), self.cfg.ttl).await
+        {
+            tracing::warn!(origin, error = %e, "could not share robots.txt with the other workers");
+        }
+        let (unavailable_streak, ttl) = match answer {
+            RobotsAnswer::Rules(_) => (0, self.cfg.ttl),
+            RobotsAnswer::Unavailable if reached => (streak + 1, self.cfg.unavailable_backoff),
+            RobotsAnswer::Unavailable => {
+                let doubled = 1u32 << streak.min(16);
+                (streak + 1, self.cfg.unreachable_backoff.saturating_mul(doubled))
+            }
+        };
+        Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak, why, ttl, shared: false })
     }
 
     fn capped_delay(&self, rules: &RobotsRules) -> Option<Duration> {
@@ -242,8 +307,14 @@ impl RobotsCache {
     /// Fetches robots.txt, following up to five redirects (RFC 9309 §2.3.1.2). An origin
     /// that cannot be reached (refused, reset, timed out) is unavailable, as one answering
     /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the flag whether
-    /// the server answered at all.
-    async fn fetch(&self, url: &Url, dl: &Downloader) -> (RobotsAnswer, String, bool) {
+    /// the server answered at all; and the answer as other workers may share it (one that
+    /// holds rules).
+    async fn fetch(&self, url: &Url, dl: &Downloader) -> (RobotsAnswer, String, bool, Option<SharedRobots>) {
+        // Redirected away from http(s), or too many redirects: no rules, as a 4xx.
+        let allow_all = || {
+            let raw = SharedRobots { status: 404, body: Vec::new() };
+            (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true, Some(raw))
+        };
         let mut target = url.clone();
         for _ in 0..=5 {
             self.fetched.fetch_add(1, Ordering::Relaxed);
@@ -252,23 +323,30 @@ impl RobotsCache {
                 Err(e) => {
                     self.unavailable.fetch_add(1, Ordering::Relaxed);
                     let why = format!("unreachable: {}: {}", e.kind, e.message);
-                    return (RobotsAnswer::Unavailable, why, false);
+                    return (RobotsAnswer::Unavailable, why, false, None);
                 }
             };
             match resp.redirect_location() {
                 Some(Ok(next)) if matches!(next.scheme(), "http" | "https") => target = next,
-                Some(_) => return (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true),
+                Some(_) => return allow_all(),
                 None => {
                     let status = resp.status.as_u16();
                     let answer = RobotsAnswer::from_response(status, &resp.body, &self.agent);
-                    if matches!(answer, RobotsAnswer::Unavailable) {
-                        self.unavailable.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return (answer, format!("answered {status}"), true);
+                    let raw = match answer {
+                        RobotsAnswer::Rules(_) => {
+                            let body = resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)].to_vec();
+                            Some(SharedRobots { status, body })
+                        }
+                        RobotsAnswer::Unavailable => {
+                            self.unavailable.fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
+                    };
+                    return (answer, format!("answered {status}"), true, raw);
                 }
             }
         }
         // Too many redirects: treated like "no robots.txt" (4xx), as RFC 9309 allows.
-        (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true)
+        allow_all()
     }
 }

@@ -141,3 +141,45 @@ mod tests {
         assert_eq!(robots_url(&url("http://h:8080/a/b?c#d")).unwrap().as_str(), "http://h:8080/robots.txt");
     }
 }
+
+/// A robots.txt answer as workers of one crawl share it: the final status and the body (at
+/// most [`MAX_ROBOTS_BYTES`]). Each worker reads it for its own user-agent token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedRobots {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// What a shared store says when a worker needs an origin's robots.txt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RobotsClaim {
+    /// Another worker fetched it: use this answer.
+    Known(SharedRobots),
+    /// Nobody has it: this worker fetches it, and shares what it got.
+    Fetch,
+    /// Another worker is fetching it now: wait a moment and ask again.
+    Wait,
+}
+
+/// Where the workers of one crawl share robots.txt answers, so each origin's is fetched once
+/// for the whole crawl. Only answers that hold rules are shared; an unavailable robots.txt
+/// (5xx, no answer) is retried by each worker on its own back-off.
+#[async_trait::async_trait]
+pub trait RobotsStore: Send + Sync {
+    /// The answer for `origin` if a worker shared one, or the right to fetch it (held for
+    /// `fetch_for`, after which another worker may try), or "someone else is fetching".
+    async fn claim(
+        &self,
+        origin: &str,
+        fetch_for: std::time::Duration,
+    ) -> Result<RobotsClaim, crate::FrontierError>;
+
+    /// Shares what this worker fetched (`None`: nothing worth sharing, the claim is given
+    /// back), trusted for `ttl`.
+    async fn share(
+        &self,
+        origin: &str,
+        robots: Option<&SharedRobots>,
+        ttl: std::time::Duration,
+    ) -> Result<(), crate::FrontierError>;
+}

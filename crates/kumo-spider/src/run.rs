@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use kumo_core::CookieStorage;
 use kumo_engine::{Engine, EngineError, StopMode, Summary};
+use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
 use kumo_pipeline::{
     CsvSink, Existing, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError,
@@ -59,12 +60,14 @@ fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
 
 /// Where a site's crawl state lives: its frontier, and the item journal when the frontier is
 /// durable (the embedded store is both), so its outputs resume with every item exactly once;
-/// its cookies too (`None`: in memory).
+/// its cookies too (`None`: in memory); and, for a crawl shared by workers, where they share
+/// robots.txt answers.
 #[derive(Clone)]
 pub struct SiteState {
     pub frontier: Arc<dyn Frontier>,
     pub journal: Option<Arc<dyn ItemJournal>>,
     pub cookies: Option<Arc<dyn CookieStorage>>,
+    pub robots: Option<Arc<dyn RobotsStore>>,
 }
 
 impl SiteState {
@@ -74,7 +77,7 @@ impl SiteState {
             politeness: site.crawl.politeness.clone(),
             ..Default::default()
         });
-        SiteState { frontier: Arc::new(frontier), journal: None, cookies: None }
+        SiteState { frontier: Arc::new(frontier), journal: None, cookies: None, robots: None }
     }
 }
 
@@ -116,6 +119,9 @@ pub async fn run_site_in(
     }
     if let Some(cookies) = state.cookies {
         engine = engine.with_cookie_storage(cookies);
+    }
+    if let Some(robots) = state.robots {
+        engine = engine.with_robots_store(robots);
     }
     engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
     engine.start().await?;

@@ -593,6 +593,31 @@ if op == 'leave' then
   return 'ok'
 end
 
+-- robots.txt shared by the crawl's workers: `rb:ORIGIN` holds `status LF body` for its TTL;
+-- `rbl:ORIGIN` is the claim of the worker fetching it.
+if op == 'robots_claim' then
+  local origin, claim_ms = arg(), num()
+  local v = redis.call('GET', P .. 'rb:' .. origin)
+  if v then
+    return { 1, v }
+  end
+  if redis.call('SET', P .. 'rbl:' .. origin, inc, 'NX', 'PX', claim_ms) then
+    return { 2 }
+  end
+  return { 3 }
+end
+
+if op == 'robots_share' then
+  local origin, value, ttl_ms = arg(), arg(), num()
+  if value ~= '' then
+    redis.call('SET', P .. 'rb:' .. origin, value, 'PX', ttl_ms)
+  end
+  if redis.call('GET', P .. 'rbl:' .. origin) == inc then
+    redis.call('DEL', P .. 'rbl:' .. origin)
+  end
+  return 'ok'
+end
+
 if op == 'sync' then
   return 'ok' -- the prelude was the work
 end

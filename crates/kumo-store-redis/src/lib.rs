@@ -3,7 +3,9 @@
 //!
 //! - [`RedisFrontier`] implements the [`kumo_frontier::Frontier`] every backend implements
 //!   (the conformance suite runs against a real `redis-server`), and the
-//!   [`kumo_pipeline::ItemJournal`] that makes each worker's outputs exactly-once.
+//!   [`kumo_pipeline::ItemJournal`] that makes each worker's outputs exactly-once, and the
+//!   [`kumo_frontier::robots::RobotsStore`] through which the workers fetch each origin's
+//!   robots.txt once between them.
 //! - Everything that changes the crawl is one call of one Lua script (`frontier.lua`), atomic
 //!   in Redis and idempotent under retry; times are Redis's clock, so politeness and lease
 //!   expiry hold across workers whatever their clocks say.
@@ -19,6 +21,7 @@ mod error;
 mod frontier;
 mod heartbeat;
 mod journal;
+mod robots;
 
 pub use config::RedisConfig;
 pub use error::RedisStoreError;
