@@ -102,6 +102,7 @@ def main():
     ap.add_argument("--stats")
     ap.add_argument("--kumo-summary")
     ap.add_argument("--nginx-cpu", type=float)
+    ap.add_argument("--extra-json", help="a JSON object merged into the result (the Redis figures)")
     a = ap.parse_args()
 
     with open(a.manifest) as f:
@@ -118,6 +119,9 @@ def main():
     res.update(parse_time_v(a.time))
     if a.nginx_cpu is not None:
         res["nginx_cpu_s"] = round(a.nginx_cpu, 2)
+    if a.extra_json and os.path.exists(a.extra_json):
+        with open(a.extra_json) as f:
+            res.update(json.load(f))
 
     rows = []
     if a.jsonl and os.path.exists(a.jsonl) and os.path.getsize(a.jsonl) > 0:

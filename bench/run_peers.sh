@@ -11,7 +11,9 @@
 # env:
 #   REPS=3              runs per peer
 #   PEERS="kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs"   the peers, in this order on odd
-#                       repetitions; also kumo-items-64 (64 requests at once to the host), scrapy, crawlee, wget2, wget, spider-rs-defaults
+#                       repetitions; also kumo-items-64 (64 requests at once to the host), kumo-redis
+#                       and kumo-redis-2 (one and two workers sharing the crawl through a
+#                       redis-server started for the run), scrapy, crawlee, wget2, wget, spider-rs-defaults
 #                       (spider with its default features), crawlee-min64 (minConcurrency 64
 #                       too), crawlee-mem (Crawlee's storage kept in memory)
 #   KUMO_BIN            the kumo binary (default: the repository's target/release/kumo)
@@ -48,7 +50,7 @@ read -r -a KARGS <<< "$KUMO_ARGS"
 
 for peer in "${P[@]}"; do
   case "$peer" in
-    kumo|kumo-items|kumo-items-64) [[ -x "$KUMO_BIN" ]] || { echo "no kumo binary at $KUMO_BIN" >&2; exit 1; } ;;
+    kumo|kumo-items|kumo-items-64|kumo-redis|kumo-redis-2) [[ -x "$KUMO_BIN" ]] || { echo "no kumo binary at $KUMO_BIN" >&2; exit 1; } ;;
   esac
 done
 
@@ -66,7 +68,7 @@ lock_version() {  # crate name -> its version in the spider-rs peer's Cargo.lock
 }
 peer_version() {
   case "$1" in
-    kumo|kumo-items|kumo-items-64)
+    kumo|kumo-items|kumo-items-64|kumo-redis|kumo-redis-2)
       local v g
       v="$("$KUMO_BIN" --version 2>/dev/null | head -n1 || true)"
       g="$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?')"
@@ -115,6 +117,41 @@ nginx_cpu_ticks() {  # utime + stime of nginx's worker, in clock ticks
   awk '{print $14 + $15}' "/proc/$NGINX_WORKER/stat"
 }
 
+# --- Redis, for the kumo-redis peers ----------------------------------------------------------
+redis_start() {  # dir: a fresh redis-server on DIR/redis.sock (no TCP port), AOF always
+  local d="$1"
+  redis-server --port 0 --unixsocket "$d/redis.sock" --dir "$d" --save '' --appendonly yes \
+    --appendfsync always --daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log"
+  for _ in $(seq 1 100); do
+    redis-cli -s "$d/redis.sock" ping 2>/dev/null | grep -q PONG && return 0
+    sleep 0.05
+  done
+  echo "redis-server did not start (see $d/redis.log)" >&2
+  return 1
+}
+redis_stop() {  # dir: writes DIR/redis.json (its CPU, commands, memory), then stops it
+  local d="$1"
+  { redis-cli -s "$d/redis.sock" info cpu; redis-cli -s "$d/redis.sock" info commandstats
+    redis-cli -s "$d/redis.sock" info memory; } | python3 -c '
+import json, sys
+cpu = calls = scripts = mem = 0
+for line in sys.stdin:
+    k, _, v = line.strip().partition(":")
+    if k in ("used_cpu_sys", "used_cpu_user"):
+        cpu += float(v)
+    elif k.startswith("cmdstat_"):
+        n = int(dict(x.split("=") for x in v.split(","))["calls"])
+        calls += n
+        if k in ("cmdstat_evalsha", "cmdstat_eval"):
+            scripts += n
+    elif k == "used_memory":
+        mem = int(v)
+print(json.dumps({"redis_cpu_s": round(cpu, 3), "redis_calls": calls, "redis_scripts": scripts,
+                  "redis_used_memory": mem}))' > "$d/redis.json"
+  redis-cli -s "$d/redis.sock" shutdown nosave >/dev/null 2>&1 || true
+  rm -f "$d/appendonly.aof" "$d"/appendonlydir/* 2>/dev/null || true
+}
+
 # --- one run -----------------------------------------------------------------------------------
 run_one() {  # peer rep
   local peer="$1" rep="$2"
@@ -136,6 +173,16 @@ run_one() {  # peer rep
       cmd=("$KUMO_BIN" crawl "$out/spider.toml" --seed-base "${URL%/index.html}" --no-progress
            --summary-json "$out/summary.json" "${KARGS[@]}")
       extra=(--items --jsonl "$out/items.jsonl" --kumo-summary "$out/summary.json") ;;
+    kumo-redis|kumo-redis-2)
+      # the page-records crawl of `kumo`, by one or two workers sharing it through a
+      # redis-server of this run's own (AOF, appendfsync always: nothing acknowledged is lost)
+      local workers=1
+      [[ "$peer" == kumo-redis-2 ]] && workers=2
+      redis_start "$out"
+      cmd=(bash -c 'for i in $(seq 1 "$1"); do "$2" crawl "$3" --redis "redis+unix://$4/redis.sock" \
+             -o "$4/items-$i.jsonl" --worker "w$i" --concurrency 64 --no-progress & done; wait' \
+           workers "$workers" "$KUMO_BIN" "$URL" "$out")
+      extra=(--jsonl "$out/items.jsonl" --extra-json "$out/redis.json") ;;
     spider-rs|spider-rs-noextract|spider-rs-defaults)
       local target=target-spider-lean
       [[ "$peer" == spider-rs-defaults ]] && target="target-spider-defaults"
@@ -169,6 +216,10 @@ run_one() {  # peer rep
   ( cd "$out" && env "${envs[@]}" /usr/bin/time -v -o "$out/time.txt" \
       timeout -k 10 "$RUN_TIMEOUT" "${cmd[@]}" > "$out/stdout.log" 2> "$out/stderr.log" ) || rc=$?
   t1="$(nginx_cpu_ticks)"
+  if [[ "$peer" == kumo-redis* ]]; then
+    cat "$out"/items-*.jsonl > "$out/items.jsonl" 2>/dev/null || true
+    redis_stop "$out"
+  fi
   ngx="$(awk -v a="$t0" -v b="$t1" -v h="$CLK_TCK" 'BEGIN{printf "%.2f", (b-a)/h}')"
   python3 "$HERE/check_run.py" --manifest "$SITE/manifest.json" --expected "$SITE/expected_items.jsonl" \
     --peer "$peer" --rep "$rep" --time "$out/time.txt" --rc "$rc" --nginx-cpu "$ngx" "${extra[@]}" \

@@ -37,6 +37,7 @@ want_scrapy=0 want_crawlee=0 want_spider=0 want_spider_defaults=0
 for p in "${peers[@]}"; do
   case "$p" in
     kumo|kumo-items|kumo-items-64) ;;
+    kumo-redis|kumo-redis-2) need_cmd redis-server redis-server; need_cmd redis-cli redis-tools ;;
     spider-rs|spider-rs-noextract) want_spider=1 ;;
     spider-rs-defaults) want_spider_defaults=1 ;;
     scrapy) want_scrapy=1 ;;

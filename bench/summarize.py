@@ -26,9 +26,12 @@ DESCRIPTION = {
     "crawlee-mem": "Crawlee, storage in memory: items",
     "wget2": "wget2: mirror only",
     "wget": "wget: mirror only",
+    "kumo-redis": "kumo on Redis, one worker: links + a JSON record per page, 8 per host",
+    "kumo-redis-2": "kumo on Redis, two workers sharing the crawl: 8 per host in all",
 }
 # Each kumo mode is compared with the peer that does the same work.
-COUNTERPART = {"kumo": "spider-rs-noextract", "kumo-items": "spider-rs", "kumo-items-64": "spider-rs"}
+COUNTERPART = {"kumo": "spider-rs-noextract", "kumo-items": "spider-rs", "kumo-items-64": "spider-rs",
+               "kumo-redis": "kumo", "kumo-redis-2": "kumo"}
 
 
 def med(xs):
@@ -74,6 +77,14 @@ def aggregate(rows):
         s["wall_s"] = med([r.get("wall_s") for r in rs])
         s["cpu_s"] = med([cpu_s(r) for r in rs])
         s["nginx_cpu_s"] = med([r.get("nginx_cpu_s") for r in rs])
+        # Redis's own share (the kumo-redis peers): its CPU and commands per fetched page.
+        s["redis_cpu_us_per_page"] = med([r["redis_cpu_s"] * 1e6 / r["fetched"] for r in rs
+                                          if r.get("redis_cpu_s") is not None and r.get("fetched")])
+        s["redis_calls_per_page"] = med([r["redis_calls"] / r["fetched"] for r in rs
+                                         if r.get("redis_calls") is not None and r.get("fetched")])
+        s["redis_scripts_per_page"] = med([r["redis_scripts"] / r["fetched"] for r in rs
+                                           if r.get("redis_scripts") is not None and r.get("fetched")])
+        s["redis_mib"] = med([r["redis_used_memory"] / 2**20 for r in rs if r.get("redis_used_memory")])
         s["fetched"] = med([r.get("fetched") for r in rs])
         s["unique_urls"] = med([r.get("unique_urls") for r in rs])
         s["docs_min"] = min((r.get("docs") or 0) for r in rs)
@@ -194,6 +205,19 @@ def table(rows, versions, meta):
             f"| {peer} | {s['runs']} | {num(s['fetched'])} | {num(s['unique_urls'] or None)} | "
             f"{s['docs_min']:,} (min) | {num(s['wall_s'], 2)} | {num(s['cpu_s'], 2)} | "
             f"{num(s['nginx_cpu_s'], 2)} | {'; '.join(s['notes'])} |")
+    redis = [(p, s) for p, s in agg.items() if s.get("redis_cpu_us_per_page") is not None]
+    if redis:
+        lines.append("")
+        lines.append("Redis (the kumo-redis peers, medians): redis-server's own CPU (`INFO cpu`) and "
+                     "commands (`INFO commandstats`) per fetched page, and its memory at the end.")
+        lines.append("")
+        lines.append("| peer | Redis CPU per page | commands per page | of which scripts | Redis memory |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for peer, s in redis:
+            lines.append(
+                f"| {peer} | {num(s['redis_cpu_us_per_page'], 1, ' µs')} | "
+                f"{num(s['redis_calls_per_page'], 3)} | {num(s['redis_scripts_per_page'], 3)} | "
+                f"{num(s['redis_mib'], 1, ' MiB')} |")
     return "\n".join(lines) + "\n"
 
 

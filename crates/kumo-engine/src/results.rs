@@ -204,8 +204,10 @@ pub(crate) async fn handle_results(
         serde_json::to_vec(&t).unwrap_or_default()
     });
     let commit = Commit { pushes: extra, completions, items, item_sources, counters: Some(counters) };
+    let mut stats = None;
     let batch = match parts.frontier.commit(commit).await {
         Ok(report) => {
+            stats = report.stats;
             tally.skip(SkipReason::Seen, report.pushed.seen as u64);
             let items = report.items;
             (!items.is_empty() || report.journaled_to.is_some())
@@ -216,7 +218,11 @@ pub(crate) async fn handle_results(
             None
         }
     };
-    if let Ok(stats) = parts.frontier.stats().await {
+    let stats = match stats {
+        Some(s) => Ok(s),
+        None => parts.frontier.stats().await,
+    };
+    if let Ok(stats) = stats {
         progress.queued.store(stats.queued as u64, Ordering::Relaxed);
     }
     progress.pages.store(tally.pages, Ordering::Relaxed);

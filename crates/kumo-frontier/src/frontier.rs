@@ -150,6 +150,9 @@ pub struct CommitReport {
     pub journaled_to: Option<u64>,
     /// The commit's items, handed back for the pipeline.
     pub items: Vec<Item>,
+    /// The frontier's stats right after the commit, when the backend has them at no cost (a
+    /// networked one answers them with the commit); otherwise ask [`Frontier::stats`].
+    pub stats: Option<FrontierStats>,
 }
 
 /// When the frontier can next hand out work.
@@ -235,7 +238,7 @@ pub trait Frontier: Send + Sync {
                 Err(e) => return Err(e),
             }
         }
-        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items })
+        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items, stats: None })
     }
 
     /// The counters of the last commit of an earlier run, when resuming.

@@ -150,7 +150,7 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
         let (report, stale) = self.complete_counting(c.completions).await?;
         pushed.merge(report);
         let stale = stale.map_or(0, |(n, _)| n);
-        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items })
+        Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items, stats: None })
     }
 
     async fn readiness(&self) -> Result<Readiness, FrontierError> {

@@ -2,7 +2,8 @@
 --
 -- KEYS[1] is the crawl's key prefix `kumo:{crawl}:` (one hash tag: one slot on a cluster).
 -- ARGV: op, incarnation, then a prelude every call carries (leases released and host
--- adjustments buffered by the worker since its last call), then the op's own arguments.
+-- adjustments buffered by the worker since its last call, and its last commit's counters),
+-- then the op's own arguments.
 -- Every time is Redis's clock in milliseconds (TIME): workers' clocks never decide politeness
 -- or lease expiry. Every write is idempotent under retry: commits carry a sequence number per
 -- incarnation, lease ids are minted by the worker (incarnation:counter), so a call whose reply
@@ -48,8 +49,24 @@ end
 local function hnum(key, field)
   return tonumber(redis.call('HGET', key, field)) or 0
 end
+-- Changes to hosts' counters (`q`, `inf`, `bo`) and to the crawl's stats are gathered during
+-- the call and written once (`flush`), where every host they touched is rescheduled: a commit
+-- of dozens of pages touches a host once, not once per page.
+local sdelta = {}
+local hdelta = {}
+local touched = {}
 local function stat(field, by)
-  redis.call('HINCRBY', K_STATS, field, by)
+  sdelta[field] = (sdelta[field] or 0) + by
+end
+local function touch(host)
+  if not hdelta[host] then
+    hdelta[host] = {}
+    touched[#touched + 1] = host
+  end
+end
+local function bump(host, field, by)
+  touch(host)
+  hdelta[host][field] = (hdelta[host][field] or 0) + by
 end
 
 -- A lease record: host NUL level NUL request JSON.
@@ -69,11 +86,14 @@ local function hk(host)
 end
 
 -- Creates the host's record from its rule's policy (`par|delay|random|limits`) if new.
+local known = {}
 local function host_for(host, rule)
   local k = hk(host)
-  if redis.call('EXISTS', k) == 1 then
+  if known[host] or redis.call('EXISTS', k) == 1 then
+    known[host] = true
     return k
   end
+  known[host] = true
   local spec = redis.call('HGET', K_POL, rule) or redis.call('HGET', K_POL, '0') or '8|0|0|'
   local par, d, rd, rl = string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
   redis.call('HSET', k, 'par', par, 'd', d, 'rd', rd, 'rl', rl, 'q', 0, 'bo', 0, 'inf', 0,
@@ -91,9 +111,7 @@ end
 -- The spacing to the next lease: the delay, a margin of 5 % (at most 20 ms) so the server
 -- never sees a shorter gap, and a random share of the random delay.
 local rnd_state = 0
-local function gap(k)
-  local d = delay_of(k)
-  local rd = hnum(k, 'rd')
+local function gap_of(d, rd)
   if d == 0 and rd == 0 then
     return 0
   end
@@ -105,10 +123,13 @@ local function gap(k)
   return d + math.min(math.floor(d / 20), 20) + r
 end
 
+local function gap(k)
+  return gap_of(delay_of(k), hnum(k, 'rd'))
+end
+
 -- When the host's rate limits next allow a lease (0: now). Limits are `max/per_ms,...`,
 -- the window widened as delays are; `rt:` keeps the most recent lease times, newest first.
-local function rate_at(host, k)
-  local rl = redis.call('HGET', k, 'rl')
+local function rate_at(host, rl)
   if not rl or rl == '' then
     return 0
   end
@@ -125,8 +146,7 @@ local function rate_at(host, k)
   return at
 end
 
-local function note_rate(host, k)
-  local rl = redis.call('HGET', k, 'rl')
+local function note_rate(host, rl)
   if not rl or rl == '' then
     return
   end
@@ -144,7 +164,7 @@ end
 -- when all its work backs off, its earliest back-off.
 local function resched(host)
   local k = hk(host)
-  local v = redis.call('HMGET', k, 'q', 'bo', 'inf', 'par', 'next', 'pause', 'hold')
+  local v = redis.call('HMGET', k, 'q', 'bo', 'inf', 'par', 'next', 'pause', 'hold', 'rl')
   local q, bo, inf, par = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 1
   if q <= 0 or inf >= par then
     redis.call('ZREM', K_READY, host)
@@ -157,40 +177,66 @@ local function resched(host)
       at = math.max(at, tonumber(first[2]))
     end
   end
-  at = math.max(at, rate_at(host, k))
+  at = math.max(at, rate_at(host, v[8]))
   redis.call('ZADD', K_READY, at, host)
+end
+
+-- Writes the gathered changes and reschedules the hosts they touched.
+local function flush()
+  for _, host in ipairs(touched) do
+    local k = hk(host)
+    for field, by in pairs(hdelta[host]) do
+      if by ~= 0 then
+        redis.call('HINCRBY', k, field, by)
+      end
+    end
+    resched(host)
+  end
+  hdelta, touched = {}, {}
+  for field, by in pairs(sdelta) do
+    if by ~= 0 then
+      redis.call('HINCRBY', K_STATS, field, by)
+    end
+  end
+  sdelta = {}
 end
 
 -- Queues ---------------------------------------------------------------------------------
 
 local function push_level(host, level, json, front)
   local qk = P .. 'q:' .. host .. ':' .. level
+  local len
   if front then
-    redis.call('LPUSH', qk, json)
+    len = redis.call('LPUSH', qk, json)
   else
-    redis.call('RPUSH', qk, json)
+    len = redis.call('RPUSH', qk, json)
   end
-  redis.call('ZADD', P .. 'lv:' .. host, -tonumber(level), level)
+  if len == 1 then
+    redis.call('ZADD', P .. 'lv:' .. host, -tonumber(level), level)
+  end
 end
 
+-- The best level's first request. A level is dropped from `lv:` when it is found empty, so a
+-- lease costs no length check.
 local function pop_level(host)
   local lk = P .. 'lv:' .. host
-  local best = redis.call('ZRANGE', lk, 0, 0)[1]
-  if not best then
-    return nil
-  end
-  local qk = P .. 'q:' .. host .. ':' .. best
-  local json = redis.call('LPOP', qk)
-  if redis.call('LLEN', qk) == 0 then
+  while true do
+    local best = redis.call('ZRANGE', lk, 0, 0)[1]
+    if not best then
+      return nil
+    end
+    local json = redis.call('LPOP', P .. 'q:' .. host .. ':' .. best)
+    if json then
+      return best, json
+    end
     redis.call('ZREM', lk, best)
   end
-  return best, json
 end
 
 local function enqueue(host, rule, level, json, front)
-  local k = host_for(host, rule)
+  host_for(host, rule)
   push_level(host, level, json, front)
-  redis.call('HINCRBY', k, 'q', 1)
+  bump(host, 'q', 1)
   stat('queued', 1)
 end
 
@@ -207,7 +253,6 @@ local function push_many(n)
     local fp, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
     if first_seen(fp) then
       enqueue(host, rule, level, json, false)
-      resched(host)
       added = added + 1
     else
       seen = seen + 1
@@ -245,7 +290,7 @@ local function take(lk)
   redis.call('ZREM', K_DL, lk)
   redis.call('SREM', P .. 'wl:' .. lease_inc(lk), lk)
   if redis.call('SREM', K_REL, lk) == 0 then
-    redis.call('HINCRBY', hk(host), 'inf', -1)
+    bump(host, 'inf', -1)
   end
   stat('leased', -1)
   return host, level, json
@@ -256,9 +301,8 @@ local function requeue(lk)
   local host, level, json = take(lk)
   if host then
     push_level(host, level, json, true)
-    redis.call('HINCRBY', hk(host), 'q', 1)
+    bump(host, 'q', 1)
     stat('queued', 1)
-    resched(host)
   end
 end
 
@@ -270,6 +314,7 @@ local function bury(old)
   end
   redis.call('DEL', wl)
   redis.call('ZREM', K_ALIVE, old)
+  flush()
 end
 
 -- Leases past their hard deadline, and every lease of incarnations past their liveness
@@ -289,8 +334,7 @@ local function release(lk)
   local v = redis.call('HGET', K_LD, lk)
   if v and redis.call('SADD', K_REL, lk) == 1 then
     local host = split_lease(v)
-    redis.call('HINCRBY', hk(host), 'inf', -1)
-    resched(host)
+    bump(host, 'inf', -1)
   end
 end
 
@@ -318,7 +362,7 @@ local function adjust(host, rule, min_delay, pause, learned)
       redis.call('HSET', k, 'next', int(last + gap(k)))
     end
   end
-  resched(host)
+  touch(host)
 end
 
 for _ = 1, num() do
@@ -326,6 +370,12 @@ for _ = 1, num() do
 end
 for _ = 1, num() do
   adjust(arg(), arg(), arg(), arg(), arg())
+end
+flush()
+-- The counters of the worker's last commit (saved on its next call: they need the commit's
+-- answer).
+for _ = 1, num() do
+  redis.call('HSET', P .. 'ctr', arg(), arg())
 end
 
 -- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
@@ -386,6 +436,7 @@ if op == 'lease' then
     end
   elseif max > 0 then
     reap()
+    flush()
     local wl = P .. 'wl:' .. inc
     local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
     for _, host in ipairs(hosts) do
@@ -393,15 +444,17 @@ if op == 'lease' then
         break
       end
       local k = hk(host)
-      wake_due(host)
-      while #out < max do
-        local v = redis.call('HMGET', k, 'inf', 'par', 'next', 'pause', 'hold')
-        if (tonumber(v[1]) or 0) >= (tonumber(v[2]) or 1) then
-          break
-        end
-        if math.max(tonumber(v[3]) or 0, tonumber(v[4]) or 0, tonumber(v[5]) or 0, rate_at(host, k)) > now then
-          break
-        end
+      -- The host read once; what its leases change is written once after them.
+      local v = redis.call('HMGET', k, 'inf', 'par', 'next', 'pause', 'hold', 'rl', 'd', 'floor', 'learn', 'rd', 'bo')
+      if (tonumber(v[11]) or 0) > 0 then
+        wake_due(host)
+      end
+      local inf, par, nxt = tonumber(v[1]) or 0, tonumber(v[2]) or 1, tonumber(v[3]) or 0
+      local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
+      local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
+      local rd = tonumber(v[10]) or 0
+      local taken = 0
+      while #out < max and inf < par and math.max(nxt, held, rate_at(host, rl)) <= now do
         local level, json = pop_level(host)
         if not level then
           break
@@ -415,22 +468,29 @@ if op == 'lease' then
         redis.call('HSET', K_LD, lk, host .. '\0' .. level .. '\0' .. json)
         redis.call('ZADD', K_DL, now + ttl, lk)
         redis.call('SADD', wl, lk)
-        redis.call('HINCRBY', k, 'inf', 1)
-        redis.call('HINCRBY', k, 'q', -1)
-        stat('queued', -1)
-        stat('leased', 1)
+        inf = inf + 1
+        taken = taken + 1
         out[#out + 1] = json
-        local g = gap(k)
-        redis.call('HSET', k, 'last', now, 'next', int(now + g))
-        note_rate(host, k)
+        local g = gap_of(delay, rd)
+        nxt = now + g
+        note_rate(host, rl)
         if g > 0 then
           break
         end
       end
+      if taken > 0 then
+        redis.call('HINCRBY', k, 'inf', taken)
+        redis.call('HINCRBY', k, 'q', -taken)
+        redis.call('HSET', k, 'last', now, 'next', int(nxt))
+        stat('queued', -taken)
+        stat('leased', taken)
+      end
       resched(host)
     end
+    flush()
   else
     reap()
+    flush()
   end
   local code, ms = readiness()
   local reply = { code, ms }
@@ -448,7 +508,7 @@ if op == 'commit' then
     local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1'
     local out = {}
     for w in string.gmatch(r, '%S+') do
-      out[#out + 1] = (#out < 4) and tonumber(w) or w
+      out[#out + 1] = (#out < 8) and tonumber(w) or w
     end
     return out
   end
@@ -464,9 +524,7 @@ if op == 'commit' then
       local host = take(lk)
       local a, s = push_many(num())
       added, seen = added + a, seen + s
-      if host then
-        resched(host)
-      else
+      if not host then
         stale = stale + 1
         stale_leases[lk] = true
       end
@@ -474,17 +532,15 @@ if op == 'commit' then
       local after, json = num(), arg()
       local host, level = take(lk)
       if host then
-        local k = hk(host)
         if after <= 0 then
           push_level(host, level, json, true)
         else
           local n = redis.call('HINCRBY', K_META, 'boseq', 1)
           redis.call('ZADD', P .. 'bo:' .. host, now + after, int(n) .. '\0' .. level .. '\0' .. json)
-          redis.call('HINCRBY', k, 'bo', 1)
+          bump(host, 'bo', 1)
         end
-        redis.call('HINCRBY', k, 'q', 1)
+        bump(host, 'q', 1)
         stat('queued', 1)
-        resched(host)
       else
         stale = stale + 1
         stale_leases[lk] = true
@@ -499,9 +555,8 @@ if op == 'commit' then
           redis.call('HSET', k, 'hold', int(hold))
         end
         push_level(host, level, json, true)
-        redis.call('HINCRBY', k, 'q', 1)
+        bump(host, 'q', 1)
         stat('queued', 1)
-        resched(host)
       else
         stale = stale + 1
         stale_leases[lk] = true
@@ -512,7 +567,6 @@ if op == 'commit' then
       if host then
         redis.call('RPUSH', P .. 'fail', failure)
         stat('failed', 1)
-        resched(host)
       else
         stale = stale + 1
         stale_leases[lk] = true
@@ -541,7 +595,12 @@ if op == 'commit' then
     redis.call('HSET', P .. 'jn', worker, int(jn))
     upto = jn
   end
+  flush()
+  local st = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
   local reply = { added, seen, stale, upto }
+  for i = 1, 4 do
+    reply[4 + i] = tonumber(st[i]) or 0
+  end
   for lk in pairs(stale_leases) do
     reply[#reply + 1] = lk
   end
@@ -685,11 +744,6 @@ end
 
 if op == 'counters' then
   return redis.call('HGET', P .. 'ctr', arg()) or ''
-end
-
-if op == 'save_counters' then
-  redis.call('HSET', P .. 'ctr', arg(), arg())
-  return 'ok'
 end
 
 -- The worker's item journal: where its outputs stand, and the items committed after that.

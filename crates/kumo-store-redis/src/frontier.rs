@@ -78,6 +78,8 @@ struct Local {
 struct Pending {
     releases: Vec<u64>,
     adjustments: Vec<(String, HostAdjustment)>,
+    /// The last commit's counters: they need its answer, so they ride on the next call.
+    counters: Option<Vec<u8>>,
 }
 
 impl Drop for RedisFrontier {
@@ -96,7 +98,7 @@ impl RedisFrontier {
         let script = Arc::new(Script::frontier());
         let inc = format!("{:016x}", fastrand::u64(..));
         let mut args = Args::new("register", &inc);
-        args.n(0).n(0);
+        args.n(0).n(0).n(0);
         args.s(&cfg.worker).s(&cfg.config_id).n(millis(cfg.dead_after));
         let specs = policy_specs(&cfg.politeness);
         args.n(specs.len());
@@ -197,7 +199,7 @@ impl RedisFrontier {
     /// buffered since the last call.
     pub(crate) fn args(&self, op: &str) -> Args {
         let mut a = Args::new(op, &self.inc);
-        let Pending { releases, adjustments } = std::mem::take(&mut *self.pending());
+        let Pending { releases, adjustments, counters } = std::mem::take(&mut *self.pending());
         a.n(releases.len());
         for id in releases {
             a.s(&self.lease_key(id));
@@ -207,6 +209,10 @@ impl RedisFrontier {
             a.s(&host).n(policy_index(&self.cfg.politeness, &host));
             a.opt(adj.min_delay.map(millis)).opt(adj.pause.map(millis)).opt(adj.learned_delay.map(millis));
         }
+        match counters {
+            Some(c) => a.n(1).s(&self.cfg.worker).b(&c),
+            None => a.n(0),
+        };
         a
     }
 
@@ -317,13 +323,14 @@ impl RedisFrontier {
         }
         a.s("");
         let reply = array(self.call(&a).await?)?;
-        if reply.len() < 4 {
+        if reply.len() < 8 {
             return Err(RedisStoreError::Protocol(format!("commit reply {reply:?}")));
         }
-        let added = int(&reply[0])? as usize;
-        let seen = int(&reply[1])? as usize + known;
+        let n = |i: usize| int(&reply[i]).map(|v| usize::try_from(v).unwrap_or(0));
+        let (added, seen) = (n(0)?, n(1)? + known);
         let upto = int(&reply[3])?;
-        let stale_keys: Vec<String> = reply.into_iter().skip(4).map(text).collect::<Result<_, _>>()?;
+        let stats = FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? };
+        let stale_keys: Vec<String> = reply.into_iter().skip(8).map(text).collect::<Result<_, _>>()?;
         for fp in sent {
             local.sent.insert(fp);
         }
@@ -345,14 +352,17 @@ impl RedisFrontier {
         let pushed = PushReport { added, seen };
         drop(local);
         if let Some(counters) = c.counters {
-            // Saved right after the commit they count: they are counters, not work, so a kill
-            // between the two costs at most one commit's counts in a resumed summary.
-            let mut a = self.args("save_counters");
-            a.s(&self.cfg.worker).b(&counters(&pushed));
-            self.call(&a).await?;
+            // Saved with the next call: they are counters, not work, so a kill before it costs
+            // at most one commit's counts in a resumed summary.
+            self.pending().counters = Some(counters(&pushed));
         }
-        let report =
-            CommitReport { pushed, stale: stale.len(), journaled_to: u64::try_from(upto).ok(), items };
+        let report = CommitReport {
+            pushed,
+            stale: stale.len(),
+            journaled_to: u64::try_from(upto).ok(),
+            items,
+            stats: Some(stats),
+        };
         Ok((report, stale))
     }
 

@@ -538,10 +538,10 @@ async fn a_worker_restarted_under_its_name_takes_over_at_once() {
 // Retried calls ----------------------------------------------------------------------------------
 
 /// Sends one call of the frontier script, with the arguments laid out as `frontier.lua`
-/// reads them (op, incarnation, no releases, no host adjustments, the op's own).
+/// reads them (op, incarnation, no releases, no host adjustments, no counters, the op's own).
 fn script_call(redis: &Redis, crawl: &str, op: &str, inc: &str, args: &[&str]) -> String {
     let prefix = format!("kumo:{{{crawl}}}:");
-    let mut all = vec!["EVAL", include_str!("../src/frontier.lua"), "1", &prefix, op, inc, "0", "0"];
+    let mut all = vec!["EVAL", include_str!("../src/frontier.lua"), "1", &prefix, op, inc, "0", "0", "0"];
     all.extend_from_slice(args);
     let reply = redis.command(&all).expect("EVAL");
     assert!(!reply.starts_with('-'), "{op}: {reply}");
@@ -558,7 +558,8 @@ async fn a_retried_commit_is_applied_once() {
     call("register", &["raw", "", "1000", "1", "1000|0|0|"]);
     let page = ["fp-0000000000001", "r.test", "0", "0", "{\"page\":1}"];
     let reply = call("commit", &[&["1", "raw", "1"][..], &page, &["0", "0", ""]].concat());
-    assert_eq!(reply, "1\n0\n0\n-1", "the page is queued");
+    // added, seen, stale, journaled to; then the crawl's queued, leased, hosts, failed.
+    assert_eq!(reply, "1\n0\n0\n-1\n1\n0\n1\n0", "the page is queued");
     let reply = call("lease", &["raw", "1", "1", "600000", "0"]);
     assert!(reply.ends_with("{\"page\":1}"), "the page is leased: {reply}");
 
@@ -570,7 +571,7 @@ async fn a_retried_commit_is_applied_once() {
     };
     let first = commit("2");
     assert_eq!(
-        first, "1\n0\n0\n1",
+        first, "1\n0\n0\n1\n1\n0\n1\n0",
         "the commit completes the lease, queues its discovery, journals its item"
     );
     assert_eq!(commit("2"), first, "the same commit sent again gets the same reply");
@@ -579,7 +580,11 @@ async fn a_retried_commit_is_applied_once() {
     let journal = redis.command(&["LLEN", "kumo:{replay}:j:raw"]).expect("LLEN");
     assert_eq!(journal, "1", "a retried commit journals its items once");
     // What applying it again would have answered: the lease stale, the discovery seen.
-    assert_eq!(commit("3"), format!("0\n1\n1\n-1\n{lease}"), "a new commit of the same lease is stale");
+    assert_eq!(
+        commit("3"),
+        format!("0\n1\n1\n-1\n1\n0\n1\n0\n{lease}"),
+        "a new commit of the same lease is stale"
+    );
 }
 
 // Liveness across an outage, per-worker dead_after, and takeovers ------------------------------------
