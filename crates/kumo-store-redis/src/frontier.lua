@@ -35,8 +35,9 @@ end
 
 -- Liveness is a deadline per incarnation in `alive` (its last beat plus its own dead_after).
 -- While Redis was away (or nothing called it), nobody could beat: every deadline moves on by
--- the gap, so an outage longer than dead_after kills no worker.
-do
+-- the gap, so an outage longer than dead_after kills no worker. `tick` is the last time a
+-- lease call or a heartbeat ran; it is looked at before any worker is reaped.
+local function mind_the_gap()
   local last = tonumber(redis.call('HGET', K_META, 'tick'))
   if last and now - last > 1000 then
     local all = redis.call('ZRANGE', K_ALIVE, 0, -1, 'WITHSCORES')
@@ -46,6 +47,24 @@ do
   end
   redis.call('HSET', K_META, 'tick', now)
 end
+
+-- One command over many members (HMGET, SMISMEMBER, HDEL, ...), in chunks that Lua's stack
+-- takes; the replies of the chunks concatenated, or the last one for a count.
+local CHUNK = 1000
+local function call_many(cmd, key, list)
+  local out = {}
+  local last
+  for i = 1, #list, CHUNK do
+    last = redis.call(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
+    if type(last) == 'table' then
+      for _, v in ipairs(last) do
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out, last
+end
+
 local function hnum(key, field)
   return tonumber(redis.call('HGET', key, field)) or 0
 end
@@ -181,8 +200,20 @@ local function resched(host)
   redis.call('ZADD', K_READY, at, host)
 end
 
+-- Requests for the back of their level, gathered and pushed with one RPUSH per level.
+local tails, tail_keys = {}, {}
+
 -- Writes the gathered changes and reschedules the hosts they touched.
 local function flush()
+  for _, qk in ipairs(tail_keys) do
+    local t = tails[qk]
+    local _, len = call_many('RPUSH', qk, t)
+    if len == #t then
+      -- The list was empty: its level joins the host's levels.
+      redis.call('ZADD', P .. 'lv:' .. t.host, -tonumber(t.level), t.level)
+    end
+  end
+  tails, tail_keys = {}, {}
   for _, host in ipairs(touched) do
     local k = hk(host)
     for field, by in pairs(hdelta[host]) do
@@ -205,32 +236,43 @@ end
 
 local function push_level(host, level, json, front)
   local qk = P .. 'q:' .. host .. ':' .. level
-  local len
-  if front then
-    len = redis.call('LPUSH', qk, json)
-  else
-    len = redis.call('RPUSH', qk, json)
+  if not front then
+    local t = tails[qk]
+    if not t then
+      t = { host = host, level = level }
+      tails[qk] = t
+      tail_keys[#tail_keys + 1] = qk
+    end
+    t[#t + 1] = json
+    return
   end
-  if len == 1 then
+  if redis.call('LPUSH', qk, json) == 1 then
     redis.call('ZADD', P .. 'lv:' .. host, -tonumber(level), level)
   end
 end
 
--- The best level's first request. A level is dropped from `lv:` when it is found empty, so a
--- lease costs no length check.
-local function pop_level(host)
-  local lk = P .. 'lv:' .. host
-  while true do
-    local best = redis.call('ZRANGE', lk, 0, 0)[1]
+-- Up to `want` requests from the host's best levels, best first, as { level, JSON } pairs. A
+-- level is dropped from `lv:` once it gives fewer than asked (it is empty).
+local function pop_many(host, want)
+  local lvk = P .. 'lv:' .. host
+  local out = {}
+  while #out < want do
+    local best = redis.call('ZRANGE', lvk, 0, 0)[1]
     if not best then
-      return nil
+      break
     end
-    local json = redis.call('LPOP', P .. 'q:' .. host .. ':' .. best)
-    if json then
-      return best, json
+    local asked = want - #out
+    local got = redis.call('LPOP', P .. 'q:' .. host .. ':' .. best, asked)
+    if got then
+      for _, json in ipairs(got) do
+        out[#out + 1] = { best, json }
+      end
     end
-    redis.call('ZREM', lk, best)
+    if not got or #got < asked then
+      redis.call('ZREM', lvk, best)
+    end
   end
+  return out
 end
 
 local function enqueue(host, rule, level, json, front)
@@ -279,39 +321,67 @@ end
 
 -- Leases ---------------------------------------------------------------------------------
 
--- Removes a lease. Returns host, level, JSON, or nil if it is not out (stale).
-local function take(lk)
-  local v = redis.call('HGET', K_LD, lk)
-  if not v then
-    return nil
+-- Removes leases that are out, with a few commands for all of them. Returns lease id ->
+-- { host, level, JSON } for those that were out; the others are stale.
+local function take_many(lks)
+  local uniq, seen = {}, {}
+  for _, lk in ipairs(lks) do
+    if not seen[lk] then
+      seen[lk] = true
+      uniq[#uniq + 1] = lk
+    end
   end
-  local host, level, json = split_lease(v)
-  redis.call('HDEL', K_LD, lk)
-  redis.call('ZREM', K_DL, lk)
-  redis.call('SREM', P .. 'wl:' .. lease_inc(lk), lk)
-  if redis.call('SREM', K_REL, lk) == 0 then
-    bump(host, 'inf', -1)
+  local found = {}
+  if #uniq == 0 then
+    return found
   end
-  stat('leased', -1)
-  return host, level, json
+  local vals = call_many('HMGET', K_LD, uniq)
+  local released = call_many('SMISMEMBER', K_REL, uniq)
+  local gone, by_inc = {}, {}
+  for i, lk in ipairs(uniq) do
+    local v = vals[i]
+    if v then
+      local host, level, json = split_lease(v)
+      found[lk] = { host, level, json }
+      gone[#gone + 1] = lk
+      if released[i] == 0 then
+        bump(host, 'inf', -1)
+      end
+      local owner = lease_inc(lk)
+      by_inc[owner] = by_inc[owner] or {}
+      table.insert(by_inc[owner], lk)
+    end
+  end
+  if #gone > 0 then
+    call_many('HDEL', K_LD, gone)
+    call_many('ZREM', K_DL, gone)
+    call_many('SREM', K_REL, gone)
+    for owner, list in pairs(by_inc) do
+      call_many('SREM', P .. 'wl:' .. owner, list)
+    end
+    stat('leased', -#gone)
+  end
+  return found
 end
 
--- Puts a lease's request back at the front of its level (expiry, a dead worker).
-local function requeue(lk)
-  local host, level, json = take(lk)
-  if host then
-    push_level(host, level, json, true)
-    bump(host, 'q', 1)
-    stat('queued', 1)
+-- Puts leases' requests back at the front of their levels (expiry, a dead worker).
+local function requeue_many(lks)
+  local found = take_many(lks)
+  for _, lk in ipairs(lks) do
+    local f = found[lk]
+    if f then
+      found[lk] = nil
+      push_level(f[1], f[2], f[3], true)
+      bump(f[1], 'q', 1)
+      stat('queued', 1)
+    end
   end
 end
 
 -- Hands every lease of a gone incarnation back and forgets it.
 local function bury(old)
   local wl = P .. 'wl:' .. old
-  for _, lk in ipairs(redis.call('SMEMBERS', wl)) do
-    requeue(lk)
-  end
+  requeue_many(redis.call('SMEMBERS', wl))
   redis.call('DEL', wl)
   redis.call('ZREM', K_ALIVE, old)
   flush()
@@ -319,10 +389,13 @@ end
 
 -- Leases past their hard deadline, and every lease of incarnations past their liveness
 -- deadline.
+-- deadline. At most every 100 ms: lease calls come far more often than leases expire.
 local function reap()
-  for _, lk in ipairs(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256)) do
-    requeue(lk)
+  if now - hnum(K_META, 'tick') < 100 then
+    return
   end
+  mind_the_gap()
+  requeue_many(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256))
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now, 'LIMIT', 0, 16)) do
     bury(old)
   end
@@ -330,11 +403,23 @@ end
 
 -- Prelude: releases, then host adjustments --------------------------------------------------
 
-local function release(lk)
-  local v = redis.call('HGET', K_LD, lk)
-  if v and redis.call('SADD', K_REL, lk) == 1 then
-    local host = split_lease(v)
-    bump(host, 'inf', -1)
+-- Frees the host slots of leases whose requests are back (they stay out until completed).
+local function release_many(lks)
+  if #lks == 0 then
+    return
+  end
+  local vals = call_many('HMGET', K_LD, lks)
+  local released = call_many('SMISMEMBER', K_REL, lks)
+  local fresh, seen = {}, {}
+  for i, lk in ipairs(lks) do
+    if vals[i] and released[i] == 0 and not seen[lk] then
+      seen[lk] = true
+      fresh[#fresh + 1] = lk
+      bump((split_lease(vals[i])), 'inf', -1)
+    end
+  end
+  if #fresh > 0 then
+    call_many('SADD', K_REL, fresh)
   end
 end
 
@@ -365,8 +450,12 @@ local function adjust(host, rule, min_delay, pause, learned)
   touch(host)
 end
 
-for _ = 1, num() do
-  release(arg())
+do
+  local lks = {}
+  for i = 1, num() do
+    lks[i] = arg()
+  end
+  release_many(lks)
 end
 for _ = 1, num() do
   adjust(arg(), arg(), arg(), arg(), arg())
@@ -437,7 +526,7 @@ if op == 'lease' then
   elseif max > 0 then
     reap()
     flush()
-    local wl = P .. 'wl:' .. inc
+    local new_ld, new_dl, new_wl = {}, {}, {}
     local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
     for _, host in ipairs(hosts) do
       if #out >= max then
@@ -451,29 +540,33 @@ if op == 'lease' then
       end
       local inf, par, nxt = tonumber(v[1]) or 0, tonumber(v[2]) or 1, tonumber(v[3]) or 0
       local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
+      local limited = rl and rl ~= ''
       local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
       local rd = tonumber(v[10]) or 0
       local taken = 0
       while #out < max and inf < par and math.max(nxt, held, rate_at(host, rl)) <= now do
-        local level, json = pop_level(host)
-        if not level then
+        local g = gap_of(delay, rd)
+        -- A paced or rate-limited host gives one lease at a time, others what their slots allow.
+        local want = (g > 0 or limited) and 1 or math.min(max - #out, par - inf)
+        local got = pop_many(host, want)
+        if #got == 0 then
           break
         end
-        local lk = inc .. ':' .. int(base + #out)
-        if redis.call('HEXISTS', K_LD, lk) == 1 then
-          -- A lease of a call whose reply was lost and that was partly reaped since: the
-          -- worker never had it, so it goes back before its id is used again.
-          requeue(lk)
+        for _, e in ipairs(got) do
+          local lk = inc .. ':' .. int(base + #out)
+          new_ld[#new_ld + 1] = lk
+          new_ld[#new_ld + 1] = host .. '\0' .. e[1] .. '\0' .. e[2]
+          new_dl[#new_dl + 1] = now + ttl
+          new_dl[#new_dl + 1] = lk
+          new_wl[#new_wl + 1] = lk
+          out[#out + 1] = e[2]
+          inf = inf + 1
+          taken = taken + 1
+          if limited then
+            note_rate(host, rl)
+          end
         end
-        redis.call('HSET', K_LD, lk, host .. '\0' .. level .. '\0' .. json)
-        redis.call('ZADD', K_DL, now + ttl, lk)
-        redis.call('SADD', wl, lk)
-        inf = inf + 1
-        taken = taken + 1
-        out[#out + 1] = json
-        local g = gap_of(delay, rd)
         nxt = now + g
-        note_rate(host, rl)
         if g > 0 then
           break
         end
@@ -486,6 +579,20 @@ if op == 'lease' then
         stat('leased', taken)
       end
       resched(host)
+    end
+    if #new_wl > 0 then
+      -- Ids of a call whose reply was lost and that was partly reaped since: the worker never
+      -- had those leases, so they go back before their ids are used again.
+      local stale = {}
+      for i, v in ipairs(call_many('HMGET', K_LD, new_wl)) do
+        if v then
+          stale[#stale + 1] = new_wl[i]
+        end
+      end
+      requeue_many(stale)
+      call_many('HSET', K_LD, new_ld)
+      call_many('ZADD', K_DL, new_dl)
+      call_many('SADD', P .. 'wl:' .. inc, new_wl)
     end
     flush()
   else
@@ -516,74 +623,79 @@ if op == 'commit' then
     return superseded(worker)
   end
   local added, seen = push_many(num())
+  -- The completions read first (a page's discoveries queued as they come), their leases then
+  -- taken all at once.
+  local comps, lks = {}, {}
+  for i = 1, num() do
+    local c = { kind = arg(), lk = arg() }
+    if c.kind == 'D' then
+      local a, sn = push_many(num())
+      added, seen = added + a, seen + sn
+    elseif c.kind == 'R' then
+      c.after, c.json = num(), arg()
+    elseif c.kind == 'E' then
+      c.after = num()
+    else -- 'F'
+      c.failure = arg()
+    end
+    comps[i] = c
+    lks[i] = c.lk
+  end
+  local found = take_many(lks)
   local stale = 0
   local stale_leases = {}
-  for _ = 1, num() do
-    local kind, lk = arg(), arg()
-    if kind == 'D' then
-      local host = take(lk)
-      local a, s = push_many(num())
-      added, seen = added + a, seen + s
-      if not host then
-        stale = stale + 1
-        stale_leases[lk] = true
-      end
-    elseif kind == 'R' then
-      local after, json = num(), arg()
-      local host, level = take(lk)
-      if host then
-        if after <= 0 then
-          push_level(host, level, json, true)
-        else
-          local n = redis.call('HINCRBY', K_META, 'boseq', 1)
-          redis.call('ZADD', P .. 'bo:' .. host, now + after, int(n) .. '\0' .. level .. '\0' .. json)
-          bump(host, 'bo', 1)
-        end
-        bump(host, 'q', 1)
-        stat('queued', 1)
+  local failures = {}
+  for _, c in ipairs(comps) do
+    local f = found[c.lk]
+    found[c.lk] = nil
+    if not f then
+      stale = stale + 1
+      stale_leases[c.lk] = true
+    elseif c.kind == 'R' then
+      local host, level = f[1], f[2]
+      if c.after <= 0 then
+        push_level(host, level, c.json, true)
       else
-        stale = stale + 1
-        stale_leases[lk] = true
+        local n = redis.call('HINCRBY', K_META, 'boseq', 1)
+        redis.call('ZADD', P .. 'bo:' .. host, now + c.after, int(n) .. '\0' .. level .. '\0' .. c.json)
+        bump(host, 'bo', 1)
       end
-    elseif kind == 'E' then
-      local after = num()
-      local host, level, json = take(lk)
-      if host then
-        local k = hk(host)
-        local hold = now + after
-        if hold > hnum(k, 'hold') then
-          redis.call('HSET', k, 'hold', int(hold))
-        end
-        push_level(host, level, json, true)
-        bump(host, 'q', 1)
-        stat('queued', 1)
-      else
-        stale = stale + 1
-        stale_leases[lk] = true
+      bump(host, 'q', 1)
+      stat('queued', 1)
+    elseif c.kind == 'E' then
+      local host, level, json = f[1], f[2], f[3]
+      local k = hk(host)
+      local hold = now + c.after
+      if hold > hnum(k, 'hold') then
+        redis.call('HSET', k, 'hold', int(hold))
       end
-    else -- 'F'
-      local failure = arg()
-      local host = take(lk)
-      if host then
-        redis.call('RPUSH', P .. 'fail', failure)
-        stat('failed', 1)
-      else
-        stale = stale + 1
-        stale_leases[lk] = true
-      end
+      push_level(host, level, json, true)
+      bump(host, 'q', 1)
+      stat('queued', 1)
+    elseif c.kind == 'F' then
+      failures[#failures + 1] = c.failure
+      stat('failed', 1)
+    else -- 'D'
+      touch(f[1])
     end
+  end
+  if #failures > 0 then
+    call_many('RPUSH', P .. 'fail', failures)
   end
   -- Items of live completions join the worker's journal; a stale page's items are dropped
   -- (the page is handed out again and its items come with that commit).
-  local jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
-  local jk = P .. 'j:' .. worker
-  local journaled = 0
+  local items = {}
   for _ = 1, num() do
     local lk, item = arg(), arg()
     if lk == '' or not stale_leases[lk] then
-      redis.call('RPUSH', jk, item)
-      journaled = journaled + 1
+      items[#items + 1] = item
     end
+  end
+  local journaled = #items
+  local jn = 0
+  if journaled > 0 then
+    call_many('RPUSH', P .. 'j:' .. worker, items)
+    jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
   end
   local counters = arg()
   if counters ~= '' then
@@ -638,6 +750,7 @@ if op == 'heartbeat' then
   if not current(worker) then
     return 'superseded'
   end
+  mind_the_gap()
   redis.call('ZADD', K_ALIVE, now + dead_after, inc)
   return 'ok'
 end
