@@ -77,12 +77,40 @@ pub enum FailuresCommand {
     Requeue(RequeueArgs),
 }
 
-/// The state directory of a stopped crawl (never created by these commands).
+/// The state directory of a stopped crawl (never created by these commands), or a crawl
+/// kept in Redis.
 #[derive(Args, Debug, Clone)]
 pub struct StateDir {
     /// The crawl's state directory (as given to `kumo crawl --state`, or under .kumo/state/).
-    #[arg(long = "state", value_name = "DIR")]
-    pub dir: PathBuf,
+    #[arg(long = "state", value_name = "DIR", required_unless_present = "redis")]
+    pub dir: Option<PathBuf>,
+    /// A crawl kept in Redis (`kumo crawl --redis URL`), with --crawl NAME. `frontier stats`,
+    /// `frontier hosts` and `failures list` read it; it may be running.
+    #[arg(long, value_name = "URL", requires = "crawl", conflicts_with = "dir")]
+    pub redis: Option<String>,
+    /// With --redis: the crawl's name (as its workers say when they join it).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub crawl: Option<String>,
+}
+
+impl StateDir {
+    /// The state directory, or an error saying which commands read a crawl in Redis.
+    pub fn dir(&self) -> anyhow::Result<&std::path::Path> {
+        self.dir.as_deref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "this command reads a crawl's state directory (--state DIR); on a crawl in Redis, \
+                 `kumo frontier stats`, `kumo frontier hosts` and `kumo failures list` work so far"
+            )
+        })
+    }
+
+    /// A handle on the crawl in Redis, with `--redis URL --crawl NAME`.
+    pub async fn redis(&self) -> anyhow::Result<Option<kumo_store_redis::RedisFrontier>> {
+        match (&self.redis, &self.crawl) {
+            (Some(url), Some(crawl)) => Ok(Some(kumo_store_redis::RedisFrontier::inspect(url, crawl).await?)),
+            _ => Ok(None),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

@@ -6,16 +6,16 @@ use std::io::Write as _;
 
 use anyhow::{Result, anyhow};
 use kumo_core::ErrorKind;
-use kumo_frontier::FailureRecord;
+use kumo_frontier::{FailureRecord, Frontier as _};
 use serde::Serialize;
 
 use super::args::{ExportArgs, FailuresCommand, FailuresListArgs, RequeueArgs};
 use super::inspect_io::{describe, open, output};
 use super::outcome::usage;
 
-pub fn run(c: FailuresCommand) -> Result<ExitCode> {
+pub async fn run(c: FailuresCommand) -> Result<ExitCode> {
     match c {
-        FailuresCommand::List(a) => list(a),
+        FailuresCommand::List(a) => list(a).await,
         FailuresCommand::Export(a) => export(a),
         FailuresCommand::Requeue(a) => requeue(a),
     }
@@ -30,19 +30,28 @@ struct Listed<'a> {
     record: &'a FailureRecord,
 }
 
-fn list(a: FailuresListArgs) -> Result<()> {
+async fn list(a: FailuresListArgs) -> Result<()> {
+    let (failures, place): (Vec<(u64, FailureRecord)>, String) = match a.state.redis().await? {
+        Some(r) => {
+            let records = r.failures().await?;
+            let listed = (1..).zip(records).collect();
+            (listed, format!("crawl {}", r.config().crawl))
+        }
+        None => {
+            let store = open(&a.state)?;
+            let stored = store.stored_failures()?;
+            let listed = stored.into_iter().map(|(seq, f)| (seq, f.record)).collect();
+            (listed, store.dir().display().to_string())
+        }
+    };
     let mut out = std::io::stdout().lock();
-    let store = open(&a.state)?;
-    let failures = store.stored_failures()?;
     if a.json {
-        let listed: Vec<_> =
-            failures.iter().map(|(seq, f)| Listed { seq: *seq, record: &f.record }).collect();
+        let listed: Vec<_> = failures.iter().map(|(seq, record)| Listed { seq: *seq, record }).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&listed)?)?;
         return Ok(());
     }
-    writeln!(out, "{} failures in {}", failures.len(), store.dir().display())?;
-    for (seq, f) in &failures {
-        let r = &f.record;
+    writeln!(out, "{} failures in {place}", failures.len())?;
+    for (seq, r) in &failures {
         let status = r.last_status.map(|s| format!(", HTTP {s}")).unwrap_or_default();
         writeln!(out, "  #{seq} {} ({} attempts{status}) {}", r.kind, r.attempts, r.url)?;
         writeln!(out, "      {}", r.message)?;

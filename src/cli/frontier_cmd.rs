@@ -7,22 +7,26 @@ use std::process::ExitCode;
 use std::io::Write as _;
 
 use anyhow::{Context, Result};
+use kumo_frontier::Frontier as _;
 use kumo_store_embedded::{QueueStats, read_requests};
 
 use super::args::{ExportArgs, FrontierCommand, FrontierStatsArgs, ImportArgs};
 use super::inspect_io::{describe, input, open, open_or_create, output};
 
-pub fn run(c: FrontierCommand) -> Result<ExitCode> {
+pub async fn run(c: FrontierCommand) -> Result<ExitCode> {
     match c {
-        FrontierCommand::Stats(a) => stats(a),
+        FrontierCommand::Stats(a) => stats(a).await,
         FrontierCommand::Export(a) => export(a),
         FrontierCommand::Import(a) => import(a),
-        FrontierCommand::Hosts(a) => super::hosts_cmd::run(a),
+        FrontierCommand::Hosts(a) => super::hosts_cmd::run(a).await,
     }
     .map(|()| ExitCode::SUCCESS)
 }
 
-fn stats(a: FrontierStatsArgs) -> Result<()> {
+async fn stats(a: FrontierStatsArgs) -> Result<()> {
+    if let Some(redis) = a.state.redis().await? {
+        return redis_stats(&redis, a.json).await;
+    }
     let mut out = std::io::stdout().lock();
     let store = open(&a.state)?;
     let s = store.queue_stats(a.top)?;
@@ -30,6 +34,23 @@ fn stats(a: FrontierStatsArgs) -> Result<()> {
         writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
     } else {
         write!(out, "{}", render(store.dir(), &s, a.top))?;
+    }
+    Ok(())
+}
+
+/// `frontier stats` on a crawl in Redis: its counts, which every worker shares.
+async fn redis_stats(redis: &kumo_store_redis::RedisFrontier, json: bool) -> Result<()> {
+    let s = redis.stats().await?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+    } else {
+        let cfg = redis.config();
+        writeln!(out, "crawl:    {} on {}", cfg.crawl, cfg.url)?;
+        writeln!(out, "queued:   {}", s.queued)?;
+        writeln!(out, "leased:   {} (in flight on the workers)", s.leased)?;
+        writeln!(out, "hosts:    {}", s.hosts)?;
+        writeln!(out, "failures: {}", s.failed)?;
     }
     Ok(())
 }

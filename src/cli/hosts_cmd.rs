@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::{Result, bail};
-use kumo_frontier::HostView;
+use kumo_frontier::{Frontier as _, HostView};
 use serde::Serialize;
 
 use super::args::HostsArgs;
@@ -26,17 +26,30 @@ struct HostLine<'a> {
     paused_secs: Option<u64>,
 }
 
-pub fn run(a: HostsArgs) -> Result<()> {
+pub async fn run(a: HostsArgs) -> Result<()> {
+    // A crawl in Redis may be running: its pauses are lifted for every worker at once.
+    let redis = a.state.redis().await?;
+    let store = match &redis {
+        Some(_) => None,
+        None => Some(open(&a.state)?),
+    };
+    let (views, place) = match (&redis, &store) {
+        (Some(r), _) => (r.hosts().await?, format!("crawl {}", r.config().crawl)),
+        (None, Some(s)) => (s.host_views(), s.dir().display().to_string()),
+        (None, None) => unreachable!("one of them is open"),
+    };
     let mut out = std::io::stdout().lock();
-    let store = open(&a.state)?;
     if a.all || !a.unpause.is_empty() {
-        let views = store.host_views();
         if let Some(unknown) = a.unpause.iter().find(|h| !views.iter().any(|v| &*v.key == h.as_str())) {
-            bail!("no host {unknown} in {} (kumo frontier hosts lists them)", store.dir().display());
+            bail!("no host {unknown} in {place} (kumo frontier hosts lists them)");
         }
         let names: Vec<&str> = a.unpause.iter().map(String::as_str).collect();
         let which = (!a.all).then_some(names.as_slice());
-        let lifted = store.cap_host_pauses(which, std::time::Duration::ZERO)?;
+        let lifted = match (&redis, &store) {
+            (Some(r), _) => r.cap_pauses(which, std::time::Duration::ZERO).await?,
+            (None, Some(s)) => s.cap_host_pauses(which, std::time::Duration::ZERO)?,
+            (None, None) => unreachable!("one of them is open"),
+        };
         for l in &lifted {
             writeln!(out, "lifted the pause of {} ({} were left)", l.host, span(l.was))?;
         }
@@ -50,7 +63,7 @@ pub fn run(a: HostsArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let shown = pick(store.host_views(), a.top);
+    let shown = pick(views, a.top);
     if a.json {
         let lines: Vec<HostLine> = shown
             .iter()

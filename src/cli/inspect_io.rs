@@ -12,12 +12,12 @@ use super::args::StateDir;
 
 /// Opens the state in `--state DIR`; a directory without kumo state is an error.
 pub fn open(state: &StateDir) -> Result<EmbeddedStore> {
-    Ok(EmbeddedStore::open_existing(&state.dir, EmbeddedConfig::default())?)
+    Ok(EmbeddedStore::open_existing(state.dir()?, EmbeddedConfig::default())?)
 }
 
 /// Opens the state in `--state DIR`, creating it if the directory is missing or empty.
 pub fn open_or_create(state: &StateDir) -> Result<EmbeddedStore> {
-    Ok(EmbeddedStore::open(&state.dir, EmbeddedConfig::default())?)
+    Ok(EmbeddedStore::open(state.dir()?, EmbeddedConfig::default())?)
 }
 
 /// `-`: standard output; anything else: a file, created or truncated.

@@ -61,8 +61,8 @@ pub fn main() -> ExitCode {
             Command::Testsite(a) => testsite::run(a).await,
             Command::Parse(a) => parse_cmd::run(a).await,
             Command::Shell(a) => shell::run(a).await,
-            Command::Frontier(c) => frontier_cmd::run(c),
-            Command::Failures(c) => failures_cmd::run(c),
+            Command::Frontier(c) => frontier_cmd::run(c).await,
+            Command::Failures(c) => failures_cmd::run(c).await,
             Command::State(c) => state_cmd::run(c),
         }
     });

@@ -19,14 +19,14 @@ pub fn run(c: StateCommand) -> Result<ExitCode> {
 /// A damaged or busy state is an error (exit 1) whose message says what was found.
 fn check(a: StateCheckArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let report = check_state(&a.state.dir)?;
+    let report = check_state(a.state.dir()?)?;
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {
         writeln!(
             out,
             "{}: sound: {} queued, {} failures, {} URLs seen, {} items waiting for the outputs",
-            a.state.dir.display(),
+            a.state.dir()?.display(),
             report.queued,
             report.failures,
             report.seen,

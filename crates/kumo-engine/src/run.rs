@@ -305,7 +305,14 @@ pub(crate) async fn run(
         // With no lease allowed (slots or budget full), only a result can change that.
         let can_lease = room(in_flight, pages_done) > 0;
         let wake = match readiness {
-            Readiness::At(t) if can_lease => Some(tokio::time::Instant::from_std(t)),
+            Readiness::At(t) if can_lease => {
+                // A shared frontier may get work from elsewhere before `t`: look again sooner.
+                let t = match frontier.poll_interval() {
+                    Some(poll) => t.min(std::time::Instant::now() + poll),
+                    None => t,
+                };
+                Some(tokio::time::Instant::from_std(t))
+            }
             // Leasable now but nothing was handed out: a short pause avoids spinning.
             Readiness::Now if can_lease => Some(tokio::time::Instant::now() + Duration::from_millis(1)),
             _ => None,

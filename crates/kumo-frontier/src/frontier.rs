@@ -241,6 +241,14 @@ pub trait Frontier: Send + Sync {
         Ok(CommitReport { pushed, stale, journaled_to: None, items: c.items, stats: None })
     }
 
+    /// For a frontier other processes change too (a crawl shared by workers): how often a
+    /// scheduler waiting for work looks again, whatever `readiness` said, since another worker
+    /// may queue work or a pause be lifted meanwhile. `None` (the default): only this process
+    /// changes it, so `readiness` is the whole story.
+    fn poll_interval(&self) -> Option<Duration> {
+        None
+    }
+
     /// The counters of the last commit of an earlier run, when resuming.
     async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
         Ok(None)

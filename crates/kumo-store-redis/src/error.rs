@@ -29,6 +29,9 @@ pub enum RedisStoreError {
     /// `--fresh` while workers are still in the crawl would pull it from under them.
     #[error("crawl {crawl:?} has {workers} live worker(s); stop them before clearing it with --fresh")]
     InUse { crawl: String, workers: u64 },
+    /// No crawl of that name in that Redis.
+    #[error("no crawl {crawl:?} in Redis at {url} (kumo crawl --redis … --crawl NAME names it)")]
+    NoCrawl { url: String, crawl: String },
     /// Redis answered something this version does not understand.
     #[error("unexpected reply from Redis: {0}")]
     Protocol(String),

@@ -25,8 +25,8 @@ use crate::call::{Args, Conn, Script, array, bytes, int, text};
 use crate::config::{millis, policy_index, policy_specs};
 use crate::{RedisConfig, RedisStoreError, heartbeat};
 
-/// How often a worker with nothing to do asks again while other workers hold leases that may
-/// bring new work.
+/// How often a worker with nothing to do asks again: other workers may queue work meanwhile
+/// (or hold leases that may bring some), and a pause may be lifted from outside.
 const POLL: Duration = Duration::from_millis(100);
 
 /// A readiness learned with a lease call is reused by a `readiness` call right after it.
@@ -50,7 +50,8 @@ pub struct RedisFrontier {
     local: tokio::sync::Mutex<Local>,
     pending: Mutex<Pending>,
     superseded: Arc<AtomicBool>,
-    heartbeat: JoinHandle<()>,
+    /// None for an inspecting handle (`inspect`), which is no worker.
+    heartbeat: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -84,7 +85,9 @@ struct Pending {
 
 impl Drop for RedisFrontier {
     fn drop(&mut self) {
-        self.heartbeat.abort();
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
     }
 }
 
@@ -123,8 +126,36 @@ impl RedisFrontier {
             }),
             pending: Mutex::new(Pending::default()),
             superseded,
-            heartbeat,
+            heartbeat: Some(heartbeat),
             inc,
+            cfg,
+        })
+    }
+
+    /// A handle on the crawl `crawl` for looking at it (`kumo frontier hosts`, `kumo failures
+    /// list`) and lifting pauses, without joining it as a worker: no lease, no commit.
+    pub async fn inspect(url: &str, crawl: &str) -> Result<Self, RedisStoreError> {
+        let cfg = RedisConfig::new(url, crawl, "");
+        let conn = Conn::open(url, cfg.prefix(), Duration::from_secs(10)).await?;
+        let mut exists = redis::cmd("EXISTS");
+        exists.arg(format!("{}meta", cfg.prefix()));
+        if int(&conn.command(&exists).await?)? == 0 {
+            return Err(RedisStoreError::NoCrawl { url: url.to_string(), crawl: crawl.to_string() });
+        }
+        Ok(RedisFrontier {
+            conn,
+            script: Arc::new(Script::frontier()),
+            local: tokio::sync::Mutex::new(Local {
+                next_lease: 1,
+                seq: 0,
+                leases: HashMap::new(),
+                sent: ExactSeenSet::new(),
+                readiness: None,
+            }),
+            pending: Mutex::new(Pending::default()),
+            superseded: Arc::new(AtomicBool::new(false)),
+            heartbeat: None,
+            inc: "inspect".to_string(),
             cfg,
         })
     }
@@ -171,7 +202,9 @@ impl RedisFrontier {
     /// Leaves the crawl at the end of a run: whatever this worker still holds goes back to
     /// the queue at once, and it no longer counts as alive (so `--fresh` may clear the crawl).
     pub async fn leave(&self) -> Result<(), RedisStoreError> {
-        self.heartbeat.abort();
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
         let mut a = self.args("leave");
         a.s(&self.cfg.worker);
         self.call(&a).await.map(drop)
@@ -604,6 +637,10 @@ impl Frontier for RedisFrontier {
             out.push(f.record);
         }
         Ok(out)
+    }
+
+    fn poll_interval(&self) -> Option<Duration> {
+        Some(POLL)
     }
 
     async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
