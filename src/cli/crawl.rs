@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DownloaderConfig, UserAgent};
-use kumo_engine::{AutoThrottle, CrawlConfig, Engine, EngineError, RobotsConfig, Summary};
+use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
@@ -190,18 +190,8 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         who: "",
     };
     let opened = super::state::open_storage(&a.state, storage).await?;
-    let state = opened.state.clone();
-    let mut engine = Engine::new();
-    if let Some(journal) = state.journal {
-        engine = engine.with_journal(journal);
-    }
-    if let Some(cookies) = state.cookies {
-        engine = engine.with_cookie_storage(cookies);
-    }
-    if let Some(robots) = state.robots {
-        engine = engine.with_robots_store(robots);
-    }
-    let frontier = state.frontier;
+    let mut engine = opened.state.engine();
+    let frontier = opened.state.frontier.clone();
     engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
         // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.
         EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),

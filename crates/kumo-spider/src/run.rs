@@ -79,6 +79,21 @@ impl SiteState {
         });
         SiteState { frontier: Arc::new(frontier), journal: None, cookies: None, robots: None }
     }
+
+    /// An engine that keeps its items, cookies and robots.txt answers where this state says.
+    pub fn engine(&self) -> Engine {
+        let mut engine = Engine::new();
+        if let Some(journal) = &self.journal {
+            engine = engine.with_journal(journal.clone());
+        }
+        if let Some(cookies) = &self.cookies {
+            engine = engine.with_cookie_storage(cookies.clone());
+        }
+        if let Some(robots) = &self.robots {
+            engine = engine.with_robots_store(robots.clone());
+        }
+        engine
+    }
 }
 
 /// One site to run: its spec, its sinks and its state.
@@ -113,16 +128,7 @@ pub async fn run_site_in(
     stop: Option<StopSignal>,
 ) -> Result<Summary, EngineError> {
     let sink = ProcessingSink::new(site.processor_chain(), sinks, site.fail_fast);
-    let mut engine = Engine::new();
-    if let Some(journal) = state.journal {
-        engine = engine.with_journal(journal);
-    }
-    if let Some(cookies) = state.cookies {
-        engine = engine.with_cookie_storage(cookies);
-    }
-    if let Some(robots) = state.robots {
-        engine = engine.with_robots_store(robots);
-    }
+    let mut engine = state.engine();
     engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
     engine.start().await?;
     let relay = stop.map(|stop| tokio::spawn(engine.stopper().follow(stop)));

@@ -65,6 +65,12 @@ impl std::fmt::Debug for RedisFrontier {
     }
 }
 
+impl Local {
+    fn new() -> Self {
+        Local { next_lease: 1, seq: 0, leases: HashMap::new(), sent: ExactSeenSet::new(), readiness: None }
+    }
+}
+
 struct Local {
     next_lease: u64,
     seq: u64,
@@ -117,13 +123,7 @@ impl RedisFrontier {
         Ok(RedisFrontier {
             conn,
             script,
-            local: tokio::sync::Mutex::new(Local {
-                next_lease: 1,
-                seq: 0,
-                leases: HashMap::new(),
-                sent: ExactSeenSet::new(),
-                readiness: None,
-            }),
+            local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
             superseded,
             heartbeat: Some(heartbeat),
@@ -145,13 +145,7 @@ impl RedisFrontier {
         Ok(RedisFrontier {
             conn,
             script: Arc::new(Script::frontier()),
-            local: tokio::sync::Mutex::new(Local {
-                next_lease: 1,
-                seq: 0,
-                leases: HashMap::new(),
-                sent: ExactSeenSet::new(),
-                readiness: None,
-            }),
+            local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
             superseded: Arc::new(AtomicBool::new(false)),
             heartbeat: None,
