@@ -101,8 +101,49 @@ async fn a_running_crawl_in_redis_is_listed_and_its_pause_lifted() {
         "/held backing off, nothing out, /broken failed: {stats}"
     );
 
-    // What does not read Redis yet says so; a crawl that is not there is named.
-    let o = kumo_in(dir.path(), &["failures", "export", "--redis", &url, "--crawl", "t"]).await;
+    // Exported, re-queued, exported again; a request put in from outside.
+    let r = ["--redis", url.as_str(), "--crawl", "t"];
+    let run = |args: Vec<&str>| {
+        let dir = dir.path().to_path_buf();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = kumo_in(&dir, &args).await;
+            assert!(o.status.success(), "kumo {args:?}: {}", stderr(&o));
+            stdout(&o)
+        }
+    };
+    let exported = run([&["failures", "export"][..], &r].concat()).await;
+    let lines: Vec<serde_json::Value> =
+        exported.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), 1, "{exported}");
+    assert!(lines[0]["request"]["url"].as_str().is_some_and(|u| u.ends_with("/broken")), "{exported}");
+    let requeued = run([&["failures", "requeue"][..], &r].concat()).await;
+    assert!(requeued.starts_with("requeued 1 failures; 0 left"), "{requeued}");
+    let queue = run([&["frontier", "export"][..], &r].concat()).await;
+    let mut paths: Vec<String> = queue
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("JSON line")["url"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        [site.url("/broken"), site.url("/held")],
+        "the re-queued failure and the page backing off"
+    );
+    let more = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(more.path(), format!("{}\n{}\n", site.url("/new"), site.url("/ok"))).expect("write");
+    let path = more.path().to_str().expect("UTF-8 path");
+    let imported = run([&["frontier", "import"][..], &r, &[path]].concat()).await;
+    assert!(imported.starts_with("queued 1 requests (1 already seen) in crawl t"), "{imported}");
+
+    // What does not read Redis says so; a crawl that is not there is named.
+    let o = kumo_in(dir.path(), &["state", "check", "--redis", &url, "--crawl", "t"]).await;
     assert!(!o.status.success() && stderr(&o).contains("--state DIR"), "{}", stderr(&o));
     let o = kumo_in(dir.path(), &["frontier", "hosts", "--redis", &url, "--crawl", "nosuch"]).await;
     assert!(!o.status.success() && stderr(&o).contains("no crawl \"nosuch\""), "{}", stderr(&o));

@@ -84,8 +84,8 @@ pub struct StateDir {
     /// The crawl's state directory (as given to `kumo crawl --state`, or under .kumo/state/).
     #[arg(long = "state", value_name = "DIR", required_unless_present = "redis")]
     pub dir: Option<PathBuf>,
-    /// A crawl kept in Redis (`kumo crawl --redis URL`), with --crawl NAME. `frontier stats`,
-    /// `frontier hosts` and `failures list` read it; it may be running.
+    /// A crawl kept in Redis (`kumo crawl --redis URL`), with --crawl NAME, instead of a state
+    /// directory; it may be running.
     #[arg(long, value_name = "URL", requires = "crawl", conflicts_with = "dir")]
     pub redis: Option<String>,
     /// With --redis: the crawl's name (as its workers say when they join it).
@@ -98,8 +98,7 @@ impl StateDir {
     pub fn dir(&self) -> anyhow::Result<&std::path::Path> {
         self.dir.as_deref().ok_or_else(|| {
             anyhow::anyhow!(
-                "this command reads a crawl's state directory (--state DIR); on a crawl in Redis, \
-                 `kumo frontier stats`, `kumo frontier hosts` and `kumo failures list` work so far"
+                "this command reads a crawl's state directory (--state DIR), not a crawl in Redis"
             )
         })
     }

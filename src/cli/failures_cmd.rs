@@ -16,8 +16,8 @@ use super::outcome::usage;
 pub async fn run(c: FailuresCommand) -> Result<ExitCode> {
     match c {
         FailuresCommand::List(a) => list(a).await,
-        FailuresCommand::Export(a) => export(a),
-        FailuresCommand::Requeue(a) => requeue(a),
+        FailuresCommand::Export(a) => export(a).await,
+        FailuresCommand::Requeue(a) => requeue(a).await,
     }
     .map(|()| ExitCode::SUCCESS)
 }
@@ -59,22 +59,32 @@ async fn list(a: FailuresListArgs) -> Result<()> {
     Ok(())
 }
 
-fn export(a: ExportArgs) -> Result<()> {
-    let store = open(&a.state)?;
+async fn export(a: ExportArgs) -> Result<()> {
     let mut out = output(&a.output)?;
-    let n = store.export_failures(&mut out)?;
+    let n = match a.state.redis().await? {
+        Some(redis) => redis.export_failures(&mut out).await?,
+        None => open(&a.state)?.export_failures(&mut out)?,
+    };
     eprintln!("exported {n} failures to {}", describe(&a.output));
     Ok(())
 }
 
-fn requeue(a: RequeueArgs) -> Result<()> {
+async fn requeue(a: RequeueArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let kinds = a.kinds.iter().map(|k| parse_kind(k)).collect::<Result<Vec<_>>>()?;
-    let store = open(&a.state)?;
-    let r = store.requeue_failures(&kinds)?;
-    writeln!(out, "requeued {} failures; {} left", r.requeued, r.remaining)?;
-    if r.invalid > 0 {
-        writeln!(out, "{} of them stay: their URL does not parse", r.invalid)?;
+    let (requeued, remaining, invalid) = match a.state.redis().await? {
+        Some(redis) => {
+            let r = redis.requeue_failures(&kinds).await?;
+            (r.requeued, r.remaining, r.invalid)
+        }
+        None => {
+            let r = open(&a.state)?.requeue_failures(&kinds)?;
+            (r.requeued, r.remaining, r.invalid)
+        }
+    };
+    writeln!(out, "requeued {requeued} failures; {remaining} left")?;
+    if invalid > 0 {
+        writeln!(out, "{invalid} of them stay: their URL does not parse")?;
     }
     Ok(())
 }

@@ -16,8 +16,8 @@ use super::inspect_io::{describe, input, open, open_or_create, output};
 pub async fn run(c: FrontierCommand) -> Result<ExitCode> {
     match c {
         FrontierCommand::Stats(a) => stats(a).await,
-        FrontierCommand::Export(a) => export(a),
-        FrontierCommand::Import(a) => import(a),
+        FrontierCommand::Export(a) => export(a).await,
+        FrontierCommand::Import(a) => import(a).await,
         FrontierCommand::Hosts(a) => super::hosts_cmd::run(a).await,
     }
     .map(|()| ExitCode::SUCCESS)
@@ -55,7 +55,13 @@ async fn redis_stats(redis: &kumo_store_redis::RedisFrontier, json: bool) -> Res
     Ok(())
 }
 
-fn export(a: ExportArgs) -> Result<()> {
+async fn export(a: ExportArgs) -> Result<()> {
+    if let Some(redis) = a.state.redis().await? {
+        let mut out = output(&a.output)?;
+        let n = redis.export_queue(&mut out).await?;
+        eprintln!("exported {n} queued requests to {}", describe(&a.output));
+        return Ok(());
+    }
     let store = open(&a.state)?;
     let mut out = output(&a.output)?;
     let n = store.export_queue(&mut out)?;
@@ -63,12 +69,18 @@ fn export(a: ExportArgs) -> Result<()> {
     Ok(())
 }
 
-fn import(a: ImportArgs) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    let store = if a.create { open_or_create(&a.state)? } else { open(&a.state)? };
+async fn import(a: ImportArgs) -> Result<()> {
     // Every line is read and checked before anything is queued.
     let source = if a.input == "-" { "standard input" } else { a.input.as_str() };
     let requests = read_requests(input(&a.input)?).with_context(|| source.to_string())?;
+    if let Some(redis) = a.state.redis().await? {
+        let r = redis.import(requests).await?;
+        let crawl = &redis.config().crawl;
+        println!("queued {} requests ({} already seen) in crawl {crawl}", r.added, r.seen);
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    let store = if a.create { open_or_create(&a.state)? } else { open(&a.state)? };
     let r = store.import(requests)?;
     writeln!(out, "queued {} requests ({} already seen) in {}", r.added, r.seen, store.dir().display())?;
     Ok(())

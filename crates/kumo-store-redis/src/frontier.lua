@@ -790,6 +790,31 @@ if op == 'robots_share' then
   return 'ok'
 end
 
+-- Requests put in from outside the crawl (`kumo frontier import`, re-queued failures): the
+-- same seen check and queues as discoveries; no worker needed.
+if op == 'import' then
+  local added, seen = push_many(num())
+  flush()
+  return { added, seen }
+end
+
+-- Failures back to the queue: each named by its stored record (removed only if still there),
+-- its request queued again as given (retry count reset by the caller). No seen check: its
+-- fingerprint is seen already.
+if op == 'requeue' then
+  local moved = 0
+  for _ = 1, num() do
+    local record, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
+    if redis.call('LREM', P .. 'fail', 1, record) == 1 then
+      enqueue(host, rule, level, json, false)
+      stat('failed', -1)
+      moved = moved + 1
+    end
+  end
+  flush()
+  return moved
+end
+
 if op == 'sync' then
   return 'ok' -- the prelude was the work
 end

@@ -20,9 +20,11 @@ mod config;
 mod error;
 mod frontier;
 mod heartbeat;
+mod inspect;
 mod journal;
 mod robots;
 
 pub use config::RedisConfig;
 pub use error::RedisStoreError;
 pub use frontier::{RedisFrontier, StoredFailure};
+pub use inspect::Requeued;
