@@ -142,7 +142,7 @@ for line in sys.stdin:
     elif k.startswith("cmdstat_"):
         n = int(dict(x.split("=") for x in v.split(","))["calls"])
         calls += n
-        if k in ("cmdstat_evalsha", "cmdstat_eval"):
+        if k in ("cmdstat_evalsha", "cmdstat_eval", "cmdstat_fcall"):
             scripts += n
     elif k == "used_memory":
         mem = int(v)

@@ -1,4 +1,4 @@
-//! Calls to the frontier script: arguments, the connection, retries through an outage, and
+//! Calls to the frontier's function library: arguments, the connection, retries through an outage, and
 //! reading the replies.
 //!
 //! A call is built once and sent until it gets an answer: every operation of the script is
@@ -12,16 +12,22 @@ use redis::{Client, Cmd, ErrorKind, IntoConnectionInfo, RedisError, Value};
 
 use crate::RedisStoreError;
 
-/// The one script, loaded by SHA and re-loaded when Redis has lost it (a restart).
+/// The frontier's function library, loaded once per Redis (and again after a restart that
+/// lost it), called by name.
 pub(crate) struct Script {
-    source: &'static str,
-    sha: String,
+    /// `FUNCTION LOAD`'s text: the library named after the hash of its code.
+    library: String,
+    /// The function's name, `kumo_` and that hash.
+    name: String,
 }
 
 impl Script {
     pub(crate) fn frontier() -> Self {
-        let source = include_str!("frontier.lua");
-        Script { source, sha: redis::Script::new(source).get_hash().to_string() }
+        let code = include_str!("frontier.lua");
+        let hash = redis::Script::new(code).get_hash()[..12].to_string();
+        let name = format!("kumo_{hash}");
+        let library = format!("#!lua name={name}\n{}", code.replace("KUMO_FN", &name));
+        Script { library, name }
     }
 }
 
@@ -182,16 +188,17 @@ impl Conn {
     async fn try_call(&self, script: &Script, args: &Args) -> Result<Value, Failure> {
         let mut con = self.con.clone();
         let mut cmd = Cmd::new();
-        cmd.arg("EVALSHA").arg(&script.sha).arg(1).arg(&self.prefix);
+        cmd.arg("FCALL").arg(&script.name).arg(1).arg(&self.prefix);
         for a in &args.0 {
             cmd.arg(&a[..]);
         }
         match cmd.query_async::<Value>(&mut con).await {
             Ok(v) => Ok(v),
-            Err(e) if e.code() == Some("NOSCRIPT") => {
-                // Not run (Redis restarted and lost its script cache): load it, send again.
+            Err(e) if e.detail().is_some_and(|d| d.contains("Function not found")) => {
+                // Not run (a Redis without the library: new, or restarted without it): load
+                // it, send again. REPLACE, so two workers loading it at once both succeed.
                 let mut load = Cmd::new();
-                load.arg("SCRIPT").arg("LOAD").arg(script.source);
+                load.arg("FUNCTION").arg("LOAD").arg("REPLACE").arg(&script.library);
                 load.query_async::<String>(&mut con).await.map_err(classify)?;
                 cmd.query_async::<Value>(&mut con).await.map_err(classify)
             }

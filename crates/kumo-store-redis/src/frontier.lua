@@ -1,4 +1,8 @@
--- kumo's shared frontier in Redis: one script, one operation per call, run atomically.
+-- kumo's shared frontier in Redis: a function library (FUNCTION LOAD once, then one FCALL per
+-- call), one operation per call, run atomically. Its helpers are made once, when the library
+-- is loaded, not on every call. The library and its function are named after a hash of this
+-- text (`KUMO_FN`, filled in by `call.rs`), so workers of two kumo versions never replace each
+-- other's.
 --
 -- KEYS[1] is the crawl's key prefix `kumo:{crawl}:` (one hash tag: one slot on a cluster).
 -- ARGV: op, incarnation, then a prelude every call carries (leases released and host
@@ -9,9 +13,9 @@
 -- incarnation, lease ids are minted by the worker (incarnation:counter), so a call whose reply
 -- was lost can be sent again.
 
-local P = KEYS[1]
-local argv = ARGV
-local pos = 1
+-- What every call sets first (`setup`): the key prefix, the arguments, Redis's time.
+local P, argv, pos, now, op, inc
+local K_STATS, K_READY, K_LD, K_DL, K_REL, K_ALIVE, K_META, K_POL, K_HOSTS
 local function arg()
   local v = argv[pos]
   pos = pos + 1
@@ -21,13 +25,6 @@ local function num()
   return tonumber(arg())
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local op = arg()
-local inc = arg()
-
-local K_STATS, K_READY, K_LD, K_DL, K_REL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl', P .. 'rel'
-local K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
 
 local function int(x)
   return string.format('%d', x)
@@ -71,9 +68,7 @@ end
 -- Changes to hosts' counters (`q`, `inf`, `bo`) and to the crawl's stats are gathered during
 -- the call and written once (`flush`), where every host they touched is rescheduled: a commit
 -- of dozens of pages touches a host once, not once per page.
-local sdelta = {}
-local hdelta = {}
-local touched = {}
+local sdelta, hdelta, touched
 local function stat(field, by)
   sdelta[field] = (sdelta[field] or 0) + by
 end
@@ -105,7 +100,7 @@ local function hk(host)
 end
 
 -- Creates the host's record from its rule's policy (`par|delay|random|limits`) if new.
-local known = {}
+local known
 local function host_for(host, rule)
   local k = hk(host)
   if known[host] or redis.call('EXISTS', k) == 1 then
@@ -129,7 +124,7 @@ end
 
 -- The spacing to the next lease: the delay, a margin of 5 % (at most 20 ms) so the server
 -- never sees a shorter gap, and a random share of the random delay.
-local rnd_state = 0
+local rnd_state
 local function gap_of(d, rd)
   if d == 0 and rd == 0 then
     return 0
@@ -181,27 +176,28 @@ end
 -- The one place a host's hand-out time is decided: in `ready` iff it has queued work and a
 -- free slot, at the latest of its next paced lease, its pause, its hold, its rate limits and,
 -- when all its work backs off, its earliest back-off.
-local function resched(host)
-  local k = hk(host)
-  local v = redis.call('HMGET', k, 'q', 'bo', 'inf', 'par', 'next', 'pause', 'hold', 'rl')
-  local q, bo, inf, par = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 1
+local function place(host, q, bo, inf, par, at, rl)
   if q <= 0 or inf >= par then
     redis.call('ZREM', K_READY, host)
     return
   end
-  local at = math.max(tonumber(v[5]) or 0, tonumber(v[6]) or 0, tonumber(v[7]) or 0)
   if q - bo <= 0 then
     local first = redis.call('ZRANGE', P .. 'bo:' .. host, 0, 0, 'WITHSCORES')
     if first[2] then
       at = math.max(at, tonumber(first[2]))
     end
   end
-  at = math.max(at, rate_at(host, v[8]))
-  redis.call('ZADD', K_READY, at, host)
+  redis.call('ZADD', K_READY, math.max(at, rate_at(host, rl)), host)
+end
+
+local function resched(host)
+  local v = redis.call('HMGET', hk(host), 'q', 'bo', 'inf', 'par', 'next', 'pause', 'hold', 'rl')
+  local at = math.max(tonumber(v[5]) or 0, tonumber(v[6]) or 0, tonumber(v[7]) or 0)
+  place(host, tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 1, at, v[8])
 end
 
 -- Requests for the back of their level, gathered and pushed with one RPUSH per level.
-local tails, tail_keys = {}, {}
+local tails, tail_keys
 
 -- Writes the gathered changes and reschedules the hosts they touched.
 local function flush()
@@ -317,6 +313,7 @@ local function wake_due(host)
   if #due > 0 then
     redis.call('HINCRBY', hk(host), 'bo', -#due)
   end
+  return #due
 end
 
 -- Leases ---------------------------------------------------------------------------------
@@ -450,21 +447,19 @@ local function adjust(host, rule, min_delay, pause, learned)
   touch(host)
 end
 
-do
-  local lks = {}
-  for i = 1, num() do
-    lks[i] = arg()
+
+local function setup(keys, args)
+  if keys[1] ~= P then
+    P = keys[1]
+    K_STATS, K_READY, K_LD, K_DL, K_REL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl', P .. 'rel'
+    K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
   end
-  release_many(lks)
-end
-for _ = 1, num() do
-  adjust(arg(), arg(), arg(), arg(), arg())
-end
-flush()
--- The counters of the worker's last commit (saved on its next call: they need the commit's
--- answer).
-for _ = 1, num() do
-  redis.call('HSET', P .. 'ctr', arg(), arg())
+  argv, pos = args, 1
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  op, inc = arg(), arg()
+  sdelta, hdelta, touched, known, tails, tail_keys = {}, {}, {}, {}, {}, {}
+  rnd_state = 0
 end
 
 -- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
@@ -503,418 +498,443 @@ local function superseded(worker)
   return redis.error_reply('KUMO superseded: worker ' .. worker .. ' is no longer in the crawl')
 end
 
-if op == 'lease' then
-  local worker, max, base, ttl = arg(), num(), num(), num()
-  rnd_state = num()
-  if not current(worker) then
-    -- Taken over (or the crawl was cleared): leases handed to this process would be stranded.
-    return superseded(worker)
-  end
-  local out = {}
-  if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
-    -- The reply to this very call was lost: hand out the same leases again.
-    local i = base
-    while true do
-      local v = redis.call('HGET', K_LD, inc .. ':' .. int(i))
-      if not v then
-        break
-      end
-      local _, _, json = split_lease(v)
-      out[#out + 1] = json
-      i = i + 1
+local function main(keys, args)
+  setup(keys, args)
+  do
+    local lks = {}
+    for i = 1, num() do
+      lks[i] = arg()
     end
-  elseif max > 0 then
-    reap()
-    flush()
-    local new_ld, new_dl, new_wl = {}, {}, {}
-    local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
-    for _, host in ipairs(hosts) do
-      if #out >= max then
-        break
-      end
-      local k = hk(host)
-      -- The host read once; what its leases change is written once after them.
-      local v = redis.call('HMGET', k, 'inf', 'par', 'next', 'pause', 'hold', 'rl', 'd', 'floor', 'learn', 'rd', 'bo')
-      if (tonumber(v[11]) or 0) > 0 then
-        wake_due(host)
-      end
-      local inf, par, nxt = tonumber(v[1]) or 0, tonumber(v[2]) or 1, tonumber(v[3]) or 0
-      local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
-      local limited = rl and rl ~= ''
-      local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
-      local rd = tonumber(v[10]) or 0
-      local taken = 0
-      while #out < max and inf < par and math.max(nxt, held, rate_at(host, rl)) <= now do
-        local g = gap_of(delay, rd)
-        -- A paced or rate-limited host gives one lease at a time, others what their slots allow.
-        local want = (g > 0 or limited) and 1 or math.min(max - #out, par - inf)
-        local got = pop_many(host, want)
-        if #got == 0 then
+    release_many(lks)
+  end
+  for _ = 1, num() do
+    adjust(arg(), arg(), arg(), arg(), arg())
+  end
+  flush()
+  -- The counters of the worker's last commit (saved on its next call: they need the commit's
+  -- answer).
+  for _ = 1, num() do
+    redis.call('HSET', P .. 'ctr', arg(), arg())
+  end
+
+  if op == 'lease' then
+    local worker, max, base, ttl = arg(), num(), num(), num()
+    rnd_state = num()
+    if not current(worker) then
+      -- Taken over (or the crawl was cleared): leases handed to this process would be stranded.
+      return superseded(worker)
+    end
+    local out = {}
+    if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
+      -- The reply to this very call was lost: hand out the same leases again.
+      local i = base
+      while true do
+        local v = redis.call('HGET', K_LD, inc .. ':' .. int(i))
+        if not v then
           break
         end
-        for _, e in ipairs(got) do
-          local lk = inc .. ':' .. int(base + #out)
-          new_ld[#new_ld + 1] = lk
-          new_ld[#new_ld + 1] = host .. '\0' .. e[1] .. '\0' .. e[2]
-          new_dl[#new_dl + 1] = now + ttl
-          new_dl[#new_dl + 1] = lk
-          new_wl[#new_wl + 1] = lk
-          out[#out + 1] = e[2]
-          inf = inf + 1
-          taken = taken + 1
-          if limited then
-            note_rate(host, rl)
+        local _, _, json = split_lease(v)
+        out[#out + 1] = json
+        i = i + 1
+      end
+    elseif max > 0 then
+      reap()
+      flush()
+      local new_ld, new_dl, new_wl = {}, {}, {}
+      local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
+      for _, host in ipairs(hosts) do
+        if #out >= max then
+          break
+        end
+        local k = hk(host)
+        -- The host read once; what its leases change is written once after them.
+        local v = redis.call(
+          'HMGET', k, 'inf', 'par', 'next', 'pause', 'hold', 'rl', 'd', 'floor', 'learn', 'rd', 'bo', 'q'
+        )
+        local bo, q = tonumber(v[11]) or 0, tonumber(v[12]) or 0
+        if bo > 0 then
+          bo = bo - wake_due(host)
+        end
+        local inf, par, nxt = tonumber(v[1]) or 0, tonumber(v[2]) or 1, tonumber(v[3]) or 0
+        local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
+        local limited = rl and rl ~= ''
+        local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
+        local rd = tonumber(v[10]) or 0
+        local taken = 0
+        while #out < max and inf < par and math.max(nxt, held, rate_at(host, rl)) <= now do
+          local g = gap_of(delay, rd)
+          -- A paced or rate-limited host gives one lease at a time, others what their slots allow.
+          local want = (g > 0 or limited) and 1 or math.min(max - #out, par - inf)
+          local got = pop_many(host, want)
+          if #got == 0 then
+            break
+          end
+          for _, e in ipairs(got) do
+            local lk = inc .. ':' .. int(base + #out)
+            new_ld[#new_ld + 1] = lk
+            new_ld[#new_ld + 1] = host .. '\0' .. e[1] .. '\0' .. e[2]
+            new_dl[#new_dl + 1] = now + ttl
+            new_dl[#new_dl + 1] = lk
+            new_wl[#new_wl + 1] = lk
+            out[#out + 1] = e[2]
+            inf = inf + 1
+            taken = taken + 1
+            if limited then
+              note_rate(host, rl)
+            end
+          end
+          nxt = now + g
+          if g > 0 then
+            break
           end
         end
-        nxt = now + g
-        if g > 0 then
-          break
+        if taken > 0 then
+          -- Nothing else changed these counters in this call (changes were flushed before).
+          q = q - taken
+          redis.call('HSET', k, 'inf', int(inf), 'q', int(q), 'last', now, 'next', int(nxt))
+          stat('queued', -taken)
+          stat('leased', taken)
         end
+        place(host, q, bo, inf, par, math.max(nxt, held), rl)
       end
-      if taken > 0 then
-        redis.call('HINCRBY', k, 'inf', taken)
-        redis.call('HINCRBY', k, 'q', -taken)
-        redis.call('HSET', k, 'last', now, 'next', int(nxt))
-        stat('queued', -taken)
-        stat('leased', taken)
-      end
-      resched(host)
-    end
-    if #new_wl > 0 then
-      -- Ids of a call whose reply was lost and that was partly reaped since: the worker never
-      -- had those leases, so they go back before their ids are used again.
-      local stale = {}
-      for i, v in ipairs(call_many('HMGET', K_LD, new_wl)) do
-        if v then
-          stale[#stale + 1] = new_wl[i]
+      if #new_wl > 0 then
+        -- Ids of a call whose reply was lost and that was partly reaped since: the worker never
+        -- had those leases, so they go back before their ids are used again.
+        local stale = {}
+        for i, v in ipairs(call_many('HMGET', K_LD, new_wl)) do
+          if v then
+            stale[#stale + 1] = new_wl[i]
+          end
         end
+        requeue_many(stale)
+        call_many('HSET', K_LD, new_ld)
+        call_many('ZADD', K_DL, new_dl)
+        call_many('SADD', P .. 'wl:' .. inc, new_wl)
       end
-      requeue_many(stale)
-      call_many('HSET', K_LD, new_ld)
-      call_many('ZADD', K_DL, new_dl)
-      call_many('SADD', P .. 'wl:' .. inc, new_wl)
+      flush()
+    else
+      reap()
+      flush()
     end
-    flush()
-  else
-    reap()
-    flush()
+    local code, ms = readiness()
+    local reply = { code, ms }
+    for i = 1, #out do
+      reply[#reply + 1] = out[i]
+    end
+    return reply
   end
-  local code, ms = readiness()
-  local reply = { code, ms }
-  for i = 1, #out do
-    reply[#reply + 1] = out[i]
-  end
-  return reply
-end
 
-if op == 'commit' then
-  local seq, worker = num(), arg()
-  local last = tonumber(redis.call('HGET', P .. 'seq', inc)) or 0
-  if seq <= last then
-    -- Applied already (the reply was lost): the same reply again.
-    local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1'
+  if op == 'commit' then
+    local seq, worker = num(), arg()
+    local last = tonumber(redis.call('HGET', P .. 'seq', inc)) or 0
+    if seq <= last then
+      -- Applied already (the reply was lost): the same reply again.
+      local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1'
+      local out = {}
+      for w in string.gmatch(r, '%S+') do
+        out[#out + 1] = (#out < 8) and tonumber(w) or w
+      end
+      return out
+    end
+    if not current(worker) then
+      return superseded(worker)
+    end
+    local added, seen = push_many(num())
+    -- The completions read first (a page's discoveries queued as they come), their leases then
+    -- taken all at once.
+    local comps, lks = {}, {}
+    for i = 1, num() do
+      local c = { kind = arg(), lk = arg() }
+      if c.kind == 'D' then
+        local a, sn = push_many(num())
+        added, seen = added + a, seen + sn
+      elseif c.kind == 'R' then
+        c.after, c.json = num(), arg()
+      elseif c.kind == 'E' then
+        c.after = num()
+      else -- 'F'
+        c.failure = arg()
+      end
+      comps[i] = c
+      lks[i] = c.lk
+    end
+    local found = take_many(lks)
+    local stale = 0
+    local stale_leases = {}
+    local failures = {}
+    for _, c in ipairs(comps) do
+      local f = found[c.lk]
+      found[c.lk] = nil
+      if not f then
+        stale = stale + 1
+        stale_leases[c.lk] = true
+      elseif c.kind == 'R' then
+        local host, level = f[1], f[2]
+        if c.after <= 0 then
+          push_level(host, level, c.json, true)
+        else
+          local n = redis.call('HINCRBY', K_META, 'boseq', 1)
+          redis.call('ZADD', P .. 'bo:' .. host, now + c.after, int(n) .. '\0' .. level .. '\0' .. c.json)
+          bump(host, 'bo', 1)
+        end
+        bump(host, 'q', 1)
+        stat('queued', 1)
+      elseif c.kind == 'E' then
+        local host, level, json = f[1], f[2], f[3]
+        local k = hk(host)
+        local hold = now + c.after
+        if hold > hnum(k, 'hold') then
+          redis.call('HSET', k, 'hold', int(hold))
+        end
+        push_level(host, level, json, true)
+        bump(host, 'q', 1)
+        stat('queued', 1)
+      elseif c.kind == 'F' then
+        failures[#failures + 1] = c.failure
+        stat('failed', 1)
+      else -- 'D'
+        touch(f[1])
+      end
+    end
+    if #failures > 0 then
+      call_many('RPUSH', P .. 'fail', failures)
+    end
+    -- Items of live completions join the worker's journal; a stale page's items are dropped
+    -- (the page is handed out again and its items come with that commit).
+    local items = {}
+    for _ = 1, num() do
+      local lk, item = arg(), arg()
+      if lk == '' or not stale_leases[lk] then
+        items[#items + 1] = item
+      end
+    end
+    local journaled = #items
+    local jn = 0
+    if journaled > 0 then
+      call_many('RPUSH', P .. 'j:' .. worker, items)
+      jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
+    end
+    local counters = arg()
+    if counters ~= '' then
+      redis.call('HSET', P .. 'ctr', worker, counters)
+    end
+    local upto = -1
+    if journaled > 0 then
+      jn = jn + journaled
+      redis.call('HSET', P .. 'jn', worker, int(jn))
+      upto = jn
+    end
+    flush()
+    local st = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
+    local reply = { added, seen, stale, upto }
+    for i = 1, 4 do
+      reply[4 + i] = tonumber(st[i]) or 0
+    end
+    for lk in pairs(stale_leases) do
+      reply[#reply + 1] = lk
+    end
+    redis.call('HSET', P .. 'seq', inc, int(seq))
+    redis.call('HSET', P .. 'reply', inc, table.concat(reply, ' '))
+    return reply
+  end
+
+  if op == 'register' then
+    local worker, cfg, dead_after, npol = arg(), arg(), num(), num()
+    local have = redis.call('HGET', K_META, 'cfg')
+    if have and have ~= cfg then
+      return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
+    end
+    if not have then
+      redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now)
+      for i = 0, npol - 1 do
+        redis.call('HSET', K_POL, i, arg())
+      end
+    end
+    local old = redis.call('HGET', P .. 'workers', worker)
+    if old and old ~= inc then
+      -- The worker's previous process is gone (or is taken over): its leases go back now.
+      bury(old)
+      redis.call('HDEL', P .. 'seq', old)
+      redis.call('HDEL', P .. 'reply', old)
+    end
+    redis.call('HSET', P .. 'workers', worker, inc)
+    redis.call('ZADD', K_ALIVE, now + dead_after, inc)
+    return old or ''
+  end
+
+  if op == 'heartbeat' then
+    local worker, dead_after = arg(), num()
+    if not current(worker) then
+      return 'superseded'
+    end
+    mind_the_gap()
+    redis.call('ZADD', K_ALIVE, now + dead_after, inc)
+    return 'ok'
+  end
+
+  if op == 'leave' then
+    -- A worker that ends hands back what it still holds and is no longer counted alive.
+    local worker = arg()
+    if redis.call('HGET', P .. 'workers', worker) == inc then
+      bury(inc)
+      redis.call('HDEL', P .. 'workers', worker)
+    end
+    return 'ok'
+  end
+
+  -- robots.txt shared by the crawl's workers: `rb:ORIGIN` holds `status LF body` for its TTL;
+  -- `rbl:ORIGIN` is the claim of the worker fetching it.
+  if op == 'robots_claim' then
+    local origin, claim_ms = arg(), num()
+    local v = redis.call('GET', P .. 'rb:' .. origin)
+    if v then
+      return { 1, v }
+    end
+    if redis.call('SET', P .. 'rbl:' .. origin, inc, 'NX', 'PX', claim_ms) then
+      return { 2 }
+    end
+    return { 3 }
+  end
+
+  if op == 'robots_share' then
+    local origin, value, ttl_ms = arg(), arg(), num()
+    if value ~= '' then
+      redis.call('SET', P .. 'rb:' .. origin, value, 'PX', ttl_ms)
+    end
+    if redis.call('GET', P .. 'rbl:' .. origin) == inc then
+      redis.call('DEL', P .. 'rbl:' .. origin)
+    end
+    return 'ok'
+  end
+
+  -- Requests put in from outside the crawl (`kumo frontier import`, re-queued failures): the
+  -- same seen check and queues as discoveries; no worker needed.
+  if op == 'import' then
+    local added, seen = push_many(num())
+    flush()
+    return { added, seen }
+  end
+
+  -- Failures back to the queue: each named by its stored record (removed only if still there),
+  -- its request queued again as given (retry count reset by the caller). No seen check: its
+  -- fingerprint is seen already.
+  if op == 'requeue' then
+    local moved = 0
+    for _ = 1, num() do
+      local record, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
+      if redis.call('LREM', P .. 'fail', 1, record) == 1 then
+        enqueue(host, rule, level, json, false)
+        stat('failed', -1)
+        moved = moved + 1
+      end
+    end
+    flush()
+    return moved
+  end
+
+  if op == 'sync' then
+    return 'ok' -- the prelude was the work
+  end
+
+  if op == 'stats' then
+    local v = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
+    return { tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0 }
+  end
+
+  if op == 'hosts' then
     local out = {}
-    for w in string.gmatch(r, '%S+') do
-      out[#out + 1] = (#out < 8) and tonumber(w) or w
+    for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
+      local k = hk(host)
+      local v = redis.call('HMGET', k, 'q', 'bo', 'pause')
+      local pause = tonumber(v[3]) or 0
+      out[#out + 1] = host
+      out[#out + 1] = tonumber(v[1]) or 0
+      out[#out + 1] = tonumber(v[2]) or 0
+      out[#out + 1] = delay_of(k)
+      out[#out + 1] = (pause > now) and (pause - now) or -1
     end
     return out
   end
-  if not current(worker) then
-    return superseded(worker)
-  end
-  local added, seen = push_many(num())
-  -- The completions read first (a page's discoveries queued as they come), their leases then
-  -- taken all at once.
-  local comps, lks = {}, {}
-  for i = 1, num() do
-    local c = { kind = arg(), lk = arg() }
-    if c.kind == 'D' then
-      local a, sn = push_many(num())
-      added, seen = added + a, seen + sn
-    elseif c.kind == 'R' then
-      c.after, c.json = num(), arg()
-    elseif c.kind == 'E' then
-      c.after = num()
-    else -- 'F'
-      c.failure = arg()
-    end
-    comps[i] = c
-    lks[i] = c.lk
-  end
-  local found = take_many(lks)
-  local stale = 0
-  local stale_leases = {}
-  local failures = {}
-  for _, c in ipairs(comps) do
-    local f = found[c.lk]
-    found[c.lk] = nil
-    if not f then
-      stale = stale + 1
-      stale_leases[c.lk] = true
-    elseif c.kind == 'R' then
-      local host, level = f[1], f[2]
-      if c.after <= 0 then
-        push_level(host, level, c.json, true)
-      else
-        local n = redis.call('HINCRBY', K_META, 'boseq', 1)
-        redis.call('ZADD', P .. 'bo:' .. host, now + c.after, int(n) .. '\0' .. level .. '\0' .. c.json)
-        bump(host, 'bo', 1)
+
+  if op == 'cap' then
+    local max, n = num(), num()
+    local hosts = {}
+    if n == 0 then
+      hosts = redis.call('SMEMBERS', K_HOSTS)
+    else
+      for i = 1, n do
+        hosts[i] = arg()
       end
-      bump(host, 'q', 1)
-      stat('queued', 1)
-    elseif c.kind == 'E' then
-      local host, level, json = f[1], f[2], f[3]
+    end
+    local limit = now + max
+    local out = {}
+    for _, host in ipairs(hosts) do
       local k = hk(host)
-      local hold = now + c.after
-      if hold > hnum(k, 'hold') then
-        redis.call('HSET', k, 'hold', int(hold))
+      local pause = hnum(k, 'pause')
+      if pause > limit then
+        redis.call('HSET', k, 'pause', (max > 0) and int(limit) or 0)
+        out[#out + 1] = host
+        out[#out + 1] = pause - now
+        resched(host)
       end
-      push_level(host, level, json, true)
-      bump(host, 'q', 1)
-      stat('queued', 1)
-    elseif c.kind == 'F' then
-      failures[#failures + 1] = c.failure
-      stat('failed', 1)
-    else -- 'D'
-      touch(f[1])
     end
+    return out
   end
-  if #failures > 0 then
-    call_many('RPUSH', P .. 'fail', failures)
-  end
-  -- Items of live completions join the worker's journal; a stale page's items are dropped
-  -- (the page is handed out again and its items come with that commit).
-  local items = {}
-  for _ = 1, num() do
-    local lk, item = arg(), arg()
-    if lk == '' or not stale_leases[lk] then
-      items[#items + 1] = item
+
+  if op == 'learned' then
+    local out = {}
+    for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
+      local learn = hnum(hk(host), 'learn')
+      if learn >= 0 then
+        out[#out + 1] = host
+        out[#out + 1] = learn
+      end
     end
+    return out
   end
-  local journaled = #items
-  local jn = 0
-  if journaled > 0 then
-    call_many('RPUSH', P .. 'j:' .. worker, items)
-    jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
-  end
-  local counters = arg()
-  if counters ~= '' then
-    redis.call('HSET', P .. 'ctr', worker, counters)
-  end
-  local upto = -1
-  if journaled > 0 then
-    jn = jn + journaled
-    redis.call('HSET', P .. 'jn', worker, int(jn))
-    upto = jn
-  end
-  flush()
-  local st = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
-  local reply = { added, seen, stale, upto }
-  for i = 1, 4 do
-    reply[4 + i] = tonumber(st[i]) or 0
-  end
-  for lk in pairs(stale_leases) do
-    reply[#reply + 1] = lk
-  end
-  redis.call('HSET', P .. 'seq', inc, int(seq))
-  redis.call('HSET', P .. 'reply', inc, table.concat(reply, ' '))
-  return reply
-end
 
-if op == 'register' then
-  local worker, cfg, dead_after, npol = arg(), arg(), num(), num()
-  local have = redis.call('HGET', K_META, 'cfg')
-  if have and have ~= cfg then
-    return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
+  if op == 'failures' then
+    return redis.call('LRANGE', P .. 'fail', 0, -1)
   end
-  if not have then
-    redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now)
-    for i = 0, npol - 1 do
-      redis.call('HSET', K_POL, i, arg())
+
+  if op == 'counters' then
+    return redis.call('HGET', P .. 'ctr', arg()) or ''
+  end
+
+  -- The worker's item journal: where its outputs stand, and the items committed after that.
+  if op == 'resume' then
+    local worker = arg()
+    local upto = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
+    local reply = { upto }
+    local pending = redis.call('LRANGE', P .. 'j:' .. worker, 0, -1)
+    reply[2] = #pending
+    for i = 1, #pending do
+      reply[#reply + 1] = pending[i]
     end
-  end
-  local old = redis.call('HGET', P .. 'workers', worker)
-  if old and old ~= inc then
-    -- The worker's previous process is gone (or is taken over): its leases go back now.
-    bury(old)
-    redis.call('HDEL', P .. 'seq', old)
-    redis.call('HDEL', P .. 'reply', old)
-  end
-  redis.call('HSET', P .. 'workers', worker, inc)
-  redis.call('ZADD', K_ALIVE, now + dead_after, inc)
-  return old or ''
-end
-
-if op == 'heartbeat' then
-  local worker, dead_after = arg(), num()
-  if not current(worker) then
-    return 'superseded'
-  end
-  mind_the_gap()
-  redis.call('ZADD', K_ALIVE, now + dead_after, inc)
-  return 'ok'
-end
-
-if op == 'leave' then
-  -- A worker that ends hands back what it still holds and is no longer counted alive.
-  local worker = arg()
-  if redis.call('HGET', P .. 'workers', worker) == inc then
-    bury(inc)
-    redis.call('HDEL', P .. 'workers', worker)
-  end
-  return 'ok'
-end
-
--- robots.txt shared by the crawl's workers: `rb:ORIGIN` holds `status LF body` for its TTL;
--- `rbl:ORIGIN` is the claim of the worker fetching it.
-if op == 'robots_claim' then
-  local origin, claim_ms = arg(), num()
-  local v = redis.call('GET', P .. 'rb:' .. origin)
-  if v then
-    return { 1, v }
-  end
-  if redis.call('SET', P .. 'rbl:' .. origin, inc, 'NX', 'PX', claim_ms) then
-    return { 2 }
-  end
-  return { 3 }
-end
-
-if op == 'robots_share' then
-  local origin, value, ttl_ms = arg(), arg(), num()
-  if value ~= '' then
-    redis.call('SET', P .. 'rb:' .. origin, value, 'PX', ttl_ms)
-  end
-  if redis.call('GET', P .. 'rbl:' .. origin) == inc then
-    redis.call('DEL', P .. 'rbl:' .. origin)
-  end
-  return 'ok'
-end
-
--- Requests put in from outside the crawl (`kumo frontier import`, re-queued failures): the
--- same seen check and queues as discoveries; no worker needed.
-if op == 'import' then
-  local added, seen = push_many(num())
-  flush()
-  return { added, seen }
-end
-
--- Failures back to the queue: each named by its stored record (removed only if still there),
--- its request queued again as given (retry count reset by the caller). No seen check: its
--- fingerprint is seen already.
-if op == 'requeue' then
-  local moved = 0
-  for _ = 1, num() do
-    local record, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
-    if redis.call('LREM', P .. 'fail', 1, record) == 1 then
-      enqueue(host, rule, level, json, false)
-      stat('failed', -1)
-      moved = moved + 1
+    for _, cp in ipairs(redis.call('LRANGE', P .. 'cp:' .. worker, 0, -1)) do
+      reply[#reply + 1] = cp
     end
+    return reply
   end
-  flush()
-  return moved
-end
 
-if op == 'sync' then
-  return 'ok' -- the prelude was the work
-end
-
-if op == 'stats' then
-  local v = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
-  return { tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0 }
-end
-
-if op == 'hosts' then
-  local out = {}
-  for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
-    local k = hk(host)
-    local v = redis.call('HMGET', k, 'q', 'bo', 'pause')
-    local pause = tonumber(v[3]) or 0
-    out[#out + 1] = host
-    out[#out + 1] = tonumber(v[1]) or 0
-    out[#out + 1] = tonumber(v[2]) or 0
-    out[#out + 1] = delay_of(k)
-    out[#out + 1] = (pause > now) and (pause - now) or -1
-  end
-  return out
-end
-
-if op == 'cap' then
-  local max, n = num(), num()
-  local hosts = {}
-  if n == 0 then
-    hosts = redis.call('SMEMBERS', K_HOSTS)
-  else
-    for i = 1, n do
-      hosts[i] = arg()
+  if op == 'checkpoint' then
+    local worker, upto, cp = arg(), num(), arg()
+    local done = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
+    if upto < done then
+      return 'old' -- a retried call that already ran: checkpoints never move backwards
     end
-  end
-  local limit = now + max
-  local out = {}
-  for _, host in ipairs(hosts) do
-    local k = hk(host)
-    local pause = hnum(k, 'pause')
-    if pause > limit then
-      redis.call('HSET', k, 'pause', (max > 0) and int(limit) or 0)
-      out[#out + 1] = host
-      out[#out + 1] = pause - now
-      resched(host)
+    if upto == done and redis.call('LINDEX', P .. 'cp:' .. worker, -1) == cp then
+      return 'old' -- the same checkpoint again (a retry whose reply was lost)
     end
-  end
-  return out
-end
-
-if op == 'learned' then
-  local out = {}
-  for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do
-    local learn = hnum(hk(host), 'learn')
-    if learn >= 0 then
-      out[#out + 1] = host
-      out[#out + 1] = learn
+    if upto > done then
+      redis.call('LTRIM', P .. 'j:' .. worker, upto - done, -1)
+      redis.call('HSET', P .. 'cpupto', worker, int(upto))
     end
+    redis.call('RPUSH', P .. 'cp:' .. worker, cp)
+    return 'ok'
   end
-  return out
+
+  return redis.error_reply('KUMO unknown op ' .. tostring(op))
 end
 
-if op == 'failures' then
-  return redis.call('LRANGE', P .. 'fail', 0, -1)
-end
-
-if op == 'counters' then
-  return redis.call('HGET', P .. 'ctr', arg()) or ''
-end
-
--- The worker's item journal: where its outputs stand, and the items committed after that.
-if op == 'resume' then
-  local worker = arg()
-  local upto = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
-  local reply = { upto }
-  local pending = redis.call('LRANGE', P .. 'j:' .. worker, 0, -1)
-  reply[2] = #pending
-  for i = 1, #pending do
-    reply[#reply + 1] = pending[i]
-  end
-  for _, cp in ipairs(redis.call('LRANGE', P .. 'cp:' .. worker, 0, -1)) do
-    reply[#reply + 1] = cp
-  end
-  return reply
-end
-
-if op == 'checkpoint' then
-  local worker, upto, cp = arg(), num(), arg()
-  local done = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0
-  if upto < done then
-    return 'old' -- a retried call that already ran: checkpoints never move backwards
-  end
-  if upto == done and redis.call('LINDEX', P .. 'cp:' .. worker, -1) == cp then
-    return 'old' -- the same checkpoint again (a retry whose reply was lost)
-  end
-  if upto > done then
-    redis.call('LTRIM', P .. 'j:' .. worker, upto - done, -1)
-    redis.call('HSET', P .. 'cpupto', worker, int(upto))
-  end
-  redis.call('RPUSH', P .. 'cp:' .. worker, cp)
-  return 'ok'
-end
-
-return redis.error_reply('KUMO unknown op ' .. tostring(op))
+redis.register_function('KUMO_FN', main)
