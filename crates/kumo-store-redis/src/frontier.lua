@@ -917,6 +917,19 @@ local function main(keys, args)
     return reply
   end
 
+  -- The worker's checkpoints folded into one at resume, so the list stays short however long
+  -- the worker runs. Only if nothing was added since the worker read them.
+  if op == 'compact_checkpoints' then
+    local worker, n, folded = arg(), num(), arg()
+    local key = P .. 'cp:' .. worker
+    if redis.call('LLEN', key) ~= n then
+      return 0
+    end
+    redis.call('DEL', key)
+    redis.call('RPUSH', key, folded)
+    return 1
+  end
+
   if op == 'checkpoint' then
     local worker, upto, cp = arg(), num(), arg()
     local done = tonumber(redis.call('HGET', P .. 'cpupto', worker)) or 0

@@ -4,10 +4,24 @@
 
 use async_trait::async_trait;
 use kumo_core::Item;
-use kumo_pipeline::{ItemJournal, JournalError, PipelineCheckpoint, PipelineResume, ResumePoint};
+use kumo_pipeline::{
+    ItemJournal, JournalError, PipelineCheckpoint, PipelineResume, ResumePoint, SinkCheckpoint,
+};
 
 use crate::RedisFrontier;
 use crate::call::{array, bytes, int};
+
+/// One checkpoint that folds to `resume`: every state entry, each sink's last offset and proof.
+fn as_checkpoint(resume: &PipelineResume) -> PipelineCheckpoint {
+    PipelineCheckpoint {
+        processors: resume.processors.clone(),
+        sinks: resume
+            .sinks
+            .iter()
+            .map(|s| SinkCheckpoint { offset: s.offset, state: s.state.clone(), file: s.file })
+            .collect(),
+    }
+}
 
 fn err(e: impl std::fmt::Display) -> JournalError {
     JournalError(e.to_string())
@@ -29,9 +43,16 @@ impl ItemJournal for RedisFrontier {
             pending.push((upto + 1 + i as u64, item));
         }
         let mut pipeline: Option<PipelineResume> = None;
+        let mut checkpoints = 0usize;
         for v in it {
             let cp: PipelineCheckpoint = serde_json::from_slice(&bytes(v).map_err(err)?).map_err(err)?;
             pipeline.get_or_insert_with(PipelineResume::default).push(cp);
+            checkpoints += 1;
+        }
+        if let Some(folded) = pipeline.as_ref().filter(|_| checkpoints > 1) {
+            let mut a = self.args("compact_checkpoints");
+            a.s(&self.cfg.worker).n(checkpoints).b(&serde_json::to_vec(&as_checkpoint(folded)).map_err(err)?);
+            self.call(&a).await.map_err(err)?;
         }
         Ok(ResumePoint { pipeline, upto, pending })
     }

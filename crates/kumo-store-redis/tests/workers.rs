@@ -680,3 +680,30 @@ async fn a_superseded_process_strands_no_lease() {
          (the superseded one took {taken} after the takeover)"
     );
 }
+
+/// A worker's checkpoints are folded into one when it resumes, so their list stays short
+/// however long the worker runs, and the folded one resumes to the same point.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_fold_into_one_at_resume() {
+    use kumo_pipeline::{SinkCheckpoint, StateEntry};
+    let redis = start_redis().await;
+    let w = open(config(&redis, "fold", "w")).await;
+    let cp = |offset: u64, key: u8| PipelineCheckpoint {
+        processors: vec![StateEntry { processor: 0, data: vec![key] }],
+        sinks: vec![SinkCheckpoint {
+            offset: Some(offset),
+            state: vec![StateEntry { processor: 1, data: vec![key] }],
+            file: None,
+        }],
+    };
+    for (i, offset) in [10u64, 20, 30].into_iter().enumerate() {
+        w.checkpoint(0, cp(offset, i as u8)).await.expect("checkpoint");
+    }
+    assert_eq!(redis.command(&["LLEN", "kumo:{fold}:cp:w"]).expect("LLEN"), "3");
+    let before = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
+    assert_eq!(redis.command(&["LLEN", "kumo:{fold}:cp:w"]).expect("LLEN"), "1", "folded into one");
+    let after = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
+    assert_eq!(after, before, "the folded checkpoint resumes to the same point");
+    assert_eq!(after.sinks[0].offset, Some(30), "the last offset");
+    assert_eq!(after.processors.len(), 3, "every state entry");
+}
