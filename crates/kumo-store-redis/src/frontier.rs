@@ -52,6 +52,8 @@ pub struct RedisFrontier {
     superseded: Arc<AtomicBool>,
     /// None for an inspecting handle (`inspect`), which is no worker.
     heartbeat: Option<JoinHandle<()>>,
+    /// This worker's output checkpoints, folded (see `journal.rs`).
+    pub(crate) folded: Mutex<crate::journal::Folded>,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -125,6 +127,7 @@ impl RedisFrontier {
             script,
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
+            folded: Mutex::default(),
             superseded,
             heartbeat: Some(heartbeat),
             inc,
@@ -147,6 +150,7 @@ impl RedisFrontier {
             script: Arc::new(Script::frontier()),
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
+            folded: Mutex::default(),
             superseded: Arc::new(AtomicBool::new(false)),
             heartbeat: None,
             inc: "inspect".to_string(),

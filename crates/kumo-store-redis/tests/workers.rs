@@ -707,3 +707,27 @@ async fn checkpoints_fold_into_one_at_resume() {
     assert_eq!(after.sinks[0].offset, Some(30), "the last offset");
     assert_eq!(after.processors.len(), 3, "every state entry");
 }
+
+/// While a worker runs, its checkpoints are folded too (every 256), so a worker that never
+/// restarts does not grow them without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_fold_while_the_worker_runs() {
+    use kumo_pipeline::{SinkCheckpoint, StateEntry};
+    let redis = start_redis().await;
+    let w = open(config(&redis, "fold-run", "w")).await;
+    // The pipeline reads its resume point first, as the engine does.
+    assert!(w.resume_point().await.expect("resume point").pipeline.is_none());
+    for i in 0..300u64 {
+        let cp = PipelineCheckpoint {
+            processors: vec![StateEntry { processor: 0, data: i.to_le_bytes().to_vec() }],
+            sinks: vec![SinkCheckpoint { offset: Some(i), state: vec![], file: None }],
+        };
+        w.checkpoint(0, cp).await.expect("checkpoint");
+    }
+    let len: usize =
+        redis.command(&["LLEN", "kumo:{fold-run}:cp:w"]).expect("LLEN").parse().expect("a number");
+    assert!(len < 256, "folded on the way: {len} entries for 300 checkpoints");
+    let r = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
+    assert_eq!(r.sinks[0].offset, Some(299), "the last offset");
+    assert_eq!(r.processors.len(), 300, "every state entry, once");
+}
