@@ -58,11 +58,7 @@ pub(crate) fn create_sql(cfg: &PgSinkConfig) -> String {
 /// A stable index name per table and key, within the 63-byte limit. The hash of the key is
 /// in it, so a new key gets a new index instead of IF NOT EXISTS finding the old one.
 pub(crate) fn index_name(table: &str, target: &str) -> String {
-    // FNV-1a: stable across Rust versions, unlike std's hasher.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in table.bytes().chain([0]).chain(target.bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv(table.bytes().chain([0]).chain(target.bytes()));
     let mut end = table.len().min(40);
     while !table.is_char_boundary(end) {
         end -= 1;
@@ -78,10 +74,24 @@ pub(crate) fn written_columns(cfg: &PgSinkConfig) -> Vec<&str> {
     }
 }
 
+/// FNV-1a: stable across Rust versions, unlike std's hasher.
+fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// Makes the table (and key index) if missing, then checks that it has the written columns.
 pub(crate) async fn prepare(client: &Client, cfg: &PgSinkConfig) -> Result<(), PgError> {
     let schema_err = |e| PgError::Schema { table: cfg.table.clone(), cause: DbCause(e) };
-    client.batch_execute(&create_sql(cfg)).await.map_err(schema_err)?;
+    // Writers starting at once (crawl workers sharing a table) would race in CREATE ... IF NOT
+    // EXISTS, which PostgreSQL does not make safe (one fails on its catalog's unique index): a
+    // transaction-level advisory lock per table name makes them take turns.
+    let lock = fnv(cfg.table.bytes()) as i64;
+    let sql = format!("BEGIN;\nSELECT pg_advisory_xact_lock({lock});\n{}COMMIT;", create_sql(cfg));
+    client.batch_execute(&sql).await.map_err(schema_err)?;
     // to_regclass resolves the name through search_path, as the INSERT will.
     let rows = client
         .query(
