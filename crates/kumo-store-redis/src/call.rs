@@ -123,28 +123,11 @@ impl Conn {
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_secs(1));
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(50);
-        loop {
-            match ConnectionManager::new_with_config(client.clone(), config.clone()).await {
-                Ok(con) => return Ok(Conn { url: url.to_string(), con, prefix, outage_wait }),
-                Err(e) => match classify(e) {
-                    Failure::Final(e) => return Err(e),
-                    Failure::Transient(last) if started.elapsed() >= outage_wait => {
-                        return Err(RedisStoreError::Unreachable {
-                            url: url.to_string(),
-                            waited: started.elapsed(),
-                            last,
-                        });
-                    }
-                    Failure::Transient(last) => {
-                        tracing::warn!(url, error = %last, "Redis unreachable; retrying");
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(2));
-                    }
-                },
-            }
-        }
+        let con = through_outage(url, outage_wait, || async {
+            ConnectionManager::new_with_config(client.clone(), config.clone()).await.map_err(classify)
+        })
+        .await?;
+        Ok(Conn { url: url.to_string(), con, prefix, outage_wait })
     }
 
     pub(crate) fn url(&self) -> &str {
@@ -154,35 +137,7 @@ impl Conn {
     /// Sends the call until it is answered: through a dropped connection, a restarting
     /// server (LOADING) or a busy one, for up to `outage_wait`.
     pub(crate) async fn call(&self, script: &Script, args: &Args) -> Result<Value, RedisStoreError> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(50);
-        let mut warned = false;
-        loop {
-            match self.try_call(script, args).await {
-                Ok(v) => {
-                    if warned {
-                        tracing::warn!(url = %self.url, after = ?started.elapsed(), "Redis is back");
-                    }
-                    return Ok(v);
-                }
-                Err(Failure::Final(e)) => return Err(e),
-                Err(Failure::Transient(last)) => {
-                    if started.elapsed() >= self.outage_wait {
-                        return Err(RedisStoreError::Unreachable {
-                            url: self.url.clone(),
-                            waited: started.elapsed(),
-                            last,
-                        });
-                    }
-                    if !warned {
-                        tracing::warn!(url = %self.url, error = %last, "Redis unreachable; pausing and retrying");
-                        warned = true;
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                }
-            }
-        }
+        through_outage(&self.url, self.outage_wait, || self.try_call(script, args)).await
     }
 
     async fn try_call(&self, script: &Script, args: &Args) -> Result<Value, Failure> {
@@ -208,20 +163,47 @@ impl Conn {
 
     /// A plain command (CONFIG GET, SCAN, DEL, INFO), retried like a call.
     pub(crate) async fn command(&self, cmd: &Cmd) -> Result<Value, RedisStoreError> {
-        let started = Instant::now();
-        loop {
-            let mut con = self.con.clone();
-            match cmd.query_async::<Value>(&mut con).await.map_err(classify) {
-                Ok(v) => return Ok(v),
-                Err(Failure::Final(e)) => return Err(e),
-                Err(Failure::Transient(last)) if started.elapsed() >= self.outage_wait => {
-                    return Err(RedisStoreError::Unreachable {
-                        url: self.url.clone(),
-                        waited: started.elapsed(),
-                        last,
-                    });
+        through_outage(&self.url, self.outage_wait, || async {
+            cmd.query_async::<Value>(&mut self.con.clone()).await.map_err(classify)
+        })
+        .await
+    }
+}
+
+/// Runs `attempt` until it succeeds or fails for good, backing off (50 ms doubling to 2 s)
+/// while Redis is away, for up to `wait`; says so once when Redis goes away and once when it
+/// is back.
+async fn through_outage<T, F, Fut>(url: &str, wait: Duration, mut attempt: F) -> Result<T, RedisStoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, Failure>>,
+{
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(50);
+    let mut warned = false;
+    loop {
+        match attempt().await {
+            Ok(v) => {
+                if warned {
+                    tracing::warn!(url, after = ?started.elapsed(), "Redis is back");
                 }
-                Err(Failure::Transient(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
+                return Ok(v);
+            }
+            Err(Failure::Final(e)) => return Err(e),
+            Err(Failure::Transient(last)) if started.elapsed() >= wait => {
+                return Err(RedisStoreError::Unreachable {
+                    url: url.to_string(),
+                    waited: started.elapsed(),
+                    last,
+                });
+            }
+            Err(Failure::Transient(last)) => {
+                if !warned {
+                    tracing::warn!(url, error = %last, "Redis unreachable; pausing and retrying");
+                    warned = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
             }
         }
     }

@@ -714,10 +714,6 @@ local function main(keys, args)
       call_many('RPUSH', P .. 'j:' .. worker, items)
       jn = tonumber(redis.call('HGET', P .. 'jn', worker)) or 0
     end
-    local counters = arg()
-    if counters ~= '' then
-      redis.call('HSET', P .. 'ctr', worker, counters)
-    end
     local upto = -1
     if journaled > 0 then
       jn = jn + journaled

@@ -352,7 +352,6 @@ impl RedisFrontier {
             a.s(&key).b(&json);
             encoded.push(key);
         }
-        a.s("");
         let reply = array(self.call(&a).await?)?;
         if reply.len() < 8 {
             return Err(RedisStoreError::Protocol(format!("commit reply {reply:?}")));

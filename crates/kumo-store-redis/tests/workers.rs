@@ -572,7 +572,7 @@ async fn a_retried_commit_is_applied_once() {
     let call = |op: &str, args: &[&str]| script_call(&redis, crawl, op, inc, args);
     call("register", &["raw", "", "1000", "1", "1000|0|0|"]);
     let page = ["fp-0000000000001", "r.test", "0", "0", "{\"page\":1}"];
-    let reply = call("commit", &[&["1", "raw", "1"][..], &page, &["0", "0", ""]].concat());
+    let reply = call("commit", &[&["1", "raw", "1"][..], &page, &["0", "0"]].concat());
     // added, seen, stale, journaled to; then the crawl's queued, leased, hosts, failed.
     assert_eq!(reply, "1\n0\n0\n-1\n1\n0\n1\n0", "the page is queued");
     let reply = call("lease", &["raw", "1", "1", "600000", "0"]);
@@ -582,7 +582,7 @@ async fn a_retried_commit_is_applied_once() {
     let found = ["fp-0000000000002", "r.test", "0", "0", "{\"page\":2}"];
     let commit = |seq: &str| {
         let head = [seq, "raw", "0", "1", "D", &lease, "1"];
-        call("commit", &[&head[..], &found, &["1", &lease, "{\"item\":1}", ""]].concat())
+        call("commit", &[&head[..], &found, &["1", &lease, "{\"item\":1}"]].concat())
     };
     let first = commit("2");
     assert_eq!(
