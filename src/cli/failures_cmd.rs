@@ -72,19 +72,13 @@ async fn export(a: ExportArgs) -> Result<()> {
 async fn requeue(a: RequeueArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let kinds = a.kinds.iter().map(|k| parse_kind(k)).collect::<Result<Vec<_>>>()?;
-    let (requeued, remaining, invalid) = match a.state.redis().await? {
-        Some(redis) => {
-            let r = redis.requeue_failures(&kinds).await?;
-            (r.requeued, r.remaining, r.invalid)
-        }
-        None => {
-            let r = open(&a.state)?.requeue_failures(&kinds)?;
-            (r.requeued, r.remaining, r.invalid)
-        }
+    let r = match a.state.redis().await? {
+        Some(redis) => redis.requeue_failures(&kinds).await?,
+        None => open(&a.state)?.requeue_failures(&kinds)?,
     };
-    writeln!(out, "requeued {requeued} failures; {remaining} left")?;
-    if invalid > 0 {
-        writeln!(out, "{invalid} of them stay: their URL does not parse")?;
+    writeln!(out, "requeued {} failures; {} left", r.requeued, r.remaining)?;
+    if r.invalid > 0 {
+        writeln!(out, "{} of them stay: their URL does not parse", r.invalid)?;
     }
     Ok(())
 }

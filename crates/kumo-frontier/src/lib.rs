@@ -17,6 +17,7 @@
 pub mod conformance;
 mod error;
 mod exact_seen;
+mod exchange;
 mod frontier;
 mod instant;
 mod memory;
@@ -29,6 +30,7 @@ mod seen;
 
 pub use error::FrontierError;
 pub use exact_seen::{ExactMemorySeenSet, ExactSeenSet};
+pub use exchange::{FailureLine, QueueLine, RequeueReport, StoredFailure};
 pub use frontier::{
     Commit, CommitReport, Completion, CountersFn, FailureRecord, Frontier, FrontierStats, HostAdjustment,
     Lease, LeaseId, PushReport, Readiness,

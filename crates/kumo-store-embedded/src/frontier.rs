@@ -11,21 +11,13 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use kumo_frontier::schedule::{Entry, Leased};
 use kumo_frontier::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, later,
+    HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, StoredFailure, later,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::error::{db, encode};
 use crate::hosts::{Clock, HostRecord};
 use crate::keys;
 use crate::store::{COUNTERS, EmbeddedStore, ITEMS_END, Inner, Spaces};
-
-/// A failure as stored: the record, and the request so it can be re-queued as it was.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StoredFailure {
-    pub record: FailureRecord,
-    pub request: StoredRequest,
-}
 
 /// A queued request as stored: its JSON, with the back-off it waits out if it has one.
 fn queued_value(request: &mut StoredRequest, not_before_ms: Option<u64>) -> Result<Vec<u8>, FrontierError> {

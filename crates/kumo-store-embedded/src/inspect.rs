@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use kumo_core::request::host_key;
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, StoredRequest, Url};
-use kumo_frontier::{Commit, HostView, PushReport};
+use kumo_frontier::{Commit, FailureLine, HostView, PushReport, QueueLine, RequeueReport};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{COUNTERS, corrupt};
-use crate::{EmbeddedConfig, EmbeddedStore, StateLock, StoreError, StoredFailure, dir, keys};
+use crate::{EmbeddedConfig, EmbeddedStore, StateLock, StoreError, dir, keys};
 
 /// What a state holds, for `kumo frontier stats`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -66,33 +66,6 @@ pub struct PriorityCount {
 pub struct DepthCount {
     pub depth: u32,
     pub queued: usize,
-}
-
-/// What `requeue_failures` did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct RequeueReport {
-    pub requeued: usize,
-    /// Failures of the kinds asked for that stay: their URL does not parse.
-    pub invalid: usize,
-    /// Failures left in all.
-    pub remaining: usize,
-}
-
-/// A line of `export_queue`: the stored request, its host and its place in the queue.
-#[derive(Serialize)]
-struct QueueLine<'a> {
-    #[serde(flatten)]
-    request: &'a StoredRequest,
-    host: &'a str,
-    seq: u64,
-}
-
-/// A line of `export_failures`.
-#[derive(Serialize)]
-struct FailureLine<'a> {
-    seq: u64,
-    #[serde(flatten)]
-    failure: &'a StoredFailure,
 }
 
 /// Stats need only the depth of each queued request.

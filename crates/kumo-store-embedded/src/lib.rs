@@ -34,8 +34,8 @@ mod wal_check;
 
 pub use check::{StateReport, check_state};
 pub use error::StoreError;
-pub use frontier::StoredFailure;
 pub use import::{ImportError, parse_line, read_requests};
-pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats, RequeueReport};
+pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats};
+pub use kumo_frontier::{RequeueReport, StoredFailure};
 pub use lock::StateLock;
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

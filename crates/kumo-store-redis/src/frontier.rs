@@ -15,10 +15,9 @@ use async_trait::async_trait;
 use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use kumo_frontier::{
     Commit, CommitReport, Completion, ExactSeenSet, FailureRecord, Frontier, FrontierError, FrontierStats,
-    HostAdjustment, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness,
+    HostAdjustment, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, StoredFailure,
 };
 use redis::Value;
-use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
 use crate::call::{Args, Conn, Script, array, bytes, int, text};
@@ -31,13 +30,6 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// A readiness learned with a lease call is reused by a `readiness` call right after it.
 const READINESS_FRESH: Duration = Duration::from_millis(2);
-
-/// A failure as kept in Redis: the record, and the request so it can be re-queued as it was.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StoredFailure {
-    pub record: FailureRecord,
-    pub request: StoredRequest,
-}
 
 /// The shared frontier of one crawl, as seen by one worker process.
 pub struct RedisFrontier {

@@ -7,43 +7,16 @@ use std::io::Write;
 
 use kumo_core::request::host_key;
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Request, StoredRequest, Url};
-use kumo_frontier::PushReport;
+use kumo_frontier::{FailureLine, PushReport, QueueLine, RequeueReport, StoredFailure};
 use redis::Value;
 use serde::Serialize;
 
 use crate::call::{array, bytes, int, text};
 use crate::config::policy_index;
-use crate::{RedisFrontier, RedisStoreError, StoredFailure};
+use crate::{RedisFrontier, RedisStoreError};
 
 /// Lines read per round trip.
 const PAGE: usize = 1000;
-
-/// A line of [`RedisFrontier::export_queue`]: the request, its host and its place in the queue.
-#[derive(Serialize)]
-struct QueueLine<'a> {
-    #[serde(flatten)]
-    request: &'a StoredRequest,
-    host: &'a str,
-    seq: u64,
-}
-
-/// A line of [`RedisFrontier::export_failures`].
-#[derive(Serialize)]
-struct FailureLine<'a> {
-    seq: u64,
-    #[serde(flatten)]
-    failure: &'a StoredFailure,
-}
-
-/// What [`RedisFrontier::requeue_failures`] did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Requeued {
-    pub requeued: usize,
-    /// Failures of the kinds asked for that stay: their URL does not parse.
-    pub invalid: usize,
-    /// Failures left in all.
-    pub remaining: usize,
-}
 
 fn write_line(out: &mut dyn Write, v: &impl Serialize) -> Result<(), RedisStoreError> {
     let io = |e: std::io::Error| RedisStoreError::Redis(format!("cannot write the export: {e}"));
@@ -177,9 +150,9 @@ impl RedisFrontier {
 
     /// Moves the failures of `kinds` (all if empty) back to the queue with their retry count
     /// reset; each one moved only if it is still recorded, so two at once move it once.
-    pub async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<Requeued, RedisStoreError> {
+    pub async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<RequeueReport, RedisStoreError> {
         let failures = self.stored_failures().await?;
-        let mut report = Requeued::default();
+        let mut report = RequeueReport::default();
         let mut chosen = Vec::new();
         for (_, raw, f) in failures.iter() {
             if !kinds.is_empty() && !kinds.contains(&f.record.kind) {

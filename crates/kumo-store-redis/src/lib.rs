@@ -26,5 +26,4 @@ mod robots;
 
 pub use config::RedisConfig;
 pub use error::RedisStoreError;
-pub use frontier::{RedisFrontier, StoredFailure};
-pub use inspect::Requeued;
+pub use frontier::RedisFrontier;
