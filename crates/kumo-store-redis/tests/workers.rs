@@ -1,113 +1,20 @@
 //! What only a shared backend must do: several workers crawling as one through one Redis,
-//! workers dying and coming back, zombies, the per-worker item journal, Redis restarting under
-//! a crawl, and the servers and crawls a worker must refuse. Each test runs its own
+//! workers dying and coming back, zombies, Redis restarting under a crawl, and the servers and
+//! crawls a worker must refuse (the item journal: `journal.rs`). Each test runs its own
 //! `redis-server` (a free port, an append-only file fsynced before every reply).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kumo_core::{CanonicalOptions, DedupMode, Fingerprint, Item, Request, Url};
-use kumo_frontier::{Commit, Completion, Frontier, HostPolicy, Lease, LeaseId, Politeness, Readiness};
-use kumo_pipeline::{ItemJournal, PipelineCheckpoint};
-use kumo_store_redis::{RedisConfig, RedisFrontier};
+use kumo_core::Item;
+use kumo_frontier::{Commit, Completion, Frontier, Readiness};
+use kumo_pipeline::ItemJournal;
+use kumo_store_redis::RedisFrontier;
 use kumo_testsite::services::{Redis, RedisOptions};
 
-/// How short a heartbeat may stop before its worker counts as dead, in most tests.
-const DEAD_AFTER: Duration = Duration::from_secs(1);
-/// How often a test polls for something only time brings (a heartbeat timing out).
-const POLL: Duration = Duration::from_millis(50);
-/// The longest a test waits for a dead worker's leases to come back.
-const COME_BACK_WITHIN: Duration = Duration::from_secs(5);
-
-fn req(url: &str) -> (Fingerprint, Request) {
-    let r = Request::get(Url::parse(url).expect("test URL"));
-    (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
-}
-
-/// `n` requests spread over four hosts.
-fn requests(n: usize) -> Vec<(Fingerprint, Request)> {
-    (0..n).map(|i| req(&format!("http://h{}.test/{i}", i % 4))).collect()
-}
-
-fn config(redis: &Redis, crawl: &str, worker: &str) -> RedisConfig {
-    let mut cfg = RedisConfig::new(&redis.url(), crawl, worker);
-    // No politeness in the way: these tests are about who gets which lease.
-    cfg.politeness =
-        Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, rules: vec![] };
-    cfg.dead_after = DEAD_AFTER;
-    cfg.outage_wait = Duration::from_secs(20);
-    cfg
-}
-
-async fn open(cfg: RedisConfig) -> RedisFrontier {
-    let who = format!("worker {:?} of crawl {:?}", cfg.worker, cfg.crawl);
-    RedisFrontier::open(cfg).await.unwrap_or_else(|e| panic!("open {who}: {e}"))
-}
-
-async fn start_redis() -> Redis {
-    Redis::start().await.expect("start redis-server")
-}
-
-fn url_of(l: &Lease) -> String {
-    l.request.url.to_string()
-}
-
-fn urls(leases: &[Lease]) -> Vec<String> {
-    let mut v: Vec<String> = leases.iter().map(url_of).collect();
-    v.sort();
-    v
-}
-
-fn request_urls(requests: &[(Fingerprint, Request)]) -> Vec<String> {
-    let mut v: Vec<String> = requests.iter().map(|(_, r)| r.url.to_string()).collect();
-    v.sort();
-    v
-}
-
-fn done(lease: LeaseId) -> Completion {
-    Completion::Done { lease, discovered: vec![] }
-}
-
-async fn complete_all(f: &RedisFrontier, leases: &[Lease]) {
-    let batch = leases.iter().map(|l| done(l.id)).collect();
-    f.complete(batch).await.expect("complete the worker's own live leases");
-}
-
-fn item(page: &str, n: usize) -> Item {
-    Item::new().with("page", page).with("n", n as u64)
-}
-
-/// Redis's clock in milliseconds (the clock the script decides liveness by).
-fn redis_now_ms(redis: &Redis) -> u64 {
-    let reply = redis.command(&["TIME"]).expect("TIME");
-    let mut parts = reply.lines();
-    let secs: u64 = parts.next().and_then(|s| s.parse().ok()).expect("TIME seconds");
-    let micros: u64 = parts.next().and_then(|s| s.parse().ok()).expect("TIME microseconds");
-    secs * 1000 + micros / 1000
-}
-
-/// The last heartbeat Redis holds for an incarnation, in Redis milliseconds.
-/// When `inc` last beat: `alive` holds each incarnation's liveness deadline, its last beat
-/// plus its `dead_after` (the tests' `DEAD_AFTER`).
-fn last_beat_ms(redis: &Redis, crawl: &str, inc: &str) -> u64 {
-    let key = format!("kumo:{{{crawl}}}:alive");
-    let score = redis.command(&["ZSCORE", &key, inc]).expect("ZSCORE");
-    let deadline =
-        score.parse::<f64>().unwrap_or_else(|_| panic!("no heartbeat of {inc} in {key}: {score:?}")) as u64;
-    deadline - DEAD_AFTER.as_millis() as u64
-}
-
-fn assert_polls_soon(r: Readiness, what: &str) {
-    match r {
-        Readiness::At(at) => assert!(
-            at <= Instant::now() + Duration::from_secs(1),
-            "{what}: a worker waiting on others' leases polls again soon, not in {:?}",
-            at.saturating_duration_since(Instant::now())
-        ),
-        other => panic!("{what}: expected Readiness::At (poll soon), got {other:?}"),
-    }
-}
+mod common;
+use common::*;
 
 // 1 ------------------------------------------------------------------------------------------
 
@@ -320,82 +227,6 @@ async fn a_zombies_commit_is_stale_and_its_items_dropped() {
     let rb = b.resume_point().await.expect("B's resume point");
     assert_eq!(rb.pending, vec![(1, b_item)], "B's journal holds the page's item once");
     assert!(b.stats().await.expect("stats").is_drained());
-}
-
-// 4 ------------------------------------------------------------------------------------------
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_item_journal_numbers_trims_and_resumes() {
-    let redis = start_redis().await;
-    let w = open(config(&redis, "journal", "w")).await;
-    w.push(requests(4)).await.expect("push");
-    let leases = w.lease(4).await.expect("lease");
-    assert_eq!(leases.len(), 4);
-
-    let mut journaled = Vec::new();
-    let mut last = 0;
-    for (i, lease) in leases[..3].iter().enumerate() {
-        let items: Vec<Item> = (0..=i).map(|n| item(&url_of(lease), n)).collect();
-        let n = items.len();
-        let report = w
-            .commit(Commit {
-                completions: vec![done(lease.id)],
-                items: items.clone(),
-                item_sources: vec![(lease.id, n)],
-                ..Default::default()
-            })
-            .await
-            .expect("commit");
-        let to = report.journaled_to.expect("a commit with items says where they were journaled");
-        assert_eq!(to, last + n as u64, "journal numbers increase by the commit's items");
-        assert_eq!(report.items, items, "the items are handed back in order");
-        last = to;
-        journaled.extend(items);
-    }
-    let report = w
-        .commit(Commit { completions: vec![done(leases[3].id)], ..Default::default() })
-        .await
-        .expect("commit");
-    assert_eq!(report.journaled_to, None, "a commit without items journals nothing");
-
-    let numbered: Vec<(u64, Item)> = (1..).zip(journaled.iter().cloned()).collect();
-    let r = w.resume_point().await.expect("resume point");
-    assert_eq!((r.upto, r.pipeline.is_some()), (0, false), "no checkpoint yet");
-    assert_eq!(r.pending, numbered, "every journaled item is pending, numbered from 1");
-
-    w.checkpoint(3, PipelineCheckpoint::default()).await.expect("checkpoint");
-    let r = w.resume_point().await.expect("resume point");
-    assert_eq!(r.upto, 3, "the checkpoint moves the resume point");
-    assert!(r.pipeline.is_some(), "the checkpoint is given back");
-    assert_eq!(r.pending, numbered[3..].to_vec(), "items up to the checkpoint are trimmed");
-
-    // The same worker name, a new process: it resumes from the checkpoint.
-    drop(w);
-    let w = open(config(&redis, "journal", "w")).await;
-    let r = w.resume_point().await.expect("resume point after a restart");
-    assert_eq!(r.upto, 3, "a restarted worker resumes at its checkpoint");
-    assert!(r.pipeline.is_some(), "a restarted worker gets its checkpoint back");
-    assert_eq!(r.pending, numbered[3..].to_vec(), "only the items after the checkpoint are pending");
-
-    // Its numbers go on from where the journal stood, never reusing one.
-    w.push(vec![req("http://h0.test/after-restart")]).await.expect("push");
-    let more = w.lease(1).await.expect("lease");
-    assert_eq!(more.len(), 1);
-    let report = w
-        .commit(Commit {
-            completions: vec![done(more[0].id)],
-            items: vec![item("after", 0)],
-            item_sources: vec![(more[0].id, 1)],
-            ..Default::default()
-        })
-        .await
-        .expect("commit");
-    assert_eq!(report.journaled_to, Some(last + 1), "journal numbers go on after a restart");
-
-    // Another worker's journal is its own.
-    let other = open(config(&redis, "journal", "other")).await;
-    let r = other.resume_point().await.expect("resume point");
-    assert_eq!((r.upto, r.pending.len(), r.pipeline.is_some()), (0, 0, false), "journals are per worker");
 }
 
 // 5 ------------------------------------------------------------------------------------------
@@ -679,55 +510,4 @@ async fn a_superseded_process_strands_no_lease() {
         "every request is leasable by the live process within {COME_BACK_WITHIN:?} \
          (the superseded one took {taken} after the takeover)"
     );
-}
-
-/// A worker's checkpoints are folded into one when it resumes, so their list stays short
-/// however long the worker runs, and the folded one resumes to the same point.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checkpoints_fold_into_one_at_resume() {
-    use kumo_pipeline::{SinkCheckpoint, StateEntry};
-    let redis = start_redis().await;
-    let w = open(config(&redis, "fold", "w")).await;
-    let cp = |offset: u64, key: u8| PipelineCheckpoint {
-        processors: vec![StateEntry { processor: 0, data: vec![key] }],
-        sinks: vec![SinkCheckpoint {
-            offset: Some(offset),
-            state: vec![StateEntry { processor: 1, data: vec![key] }],
-            file: None,
-        }],
-    };
-    for (i, offset) in [10u64, 20, 30].into_iter().enumerate() {
-        w.checkpoint(0, cp(offset, i as u8)).await.expect("checkpoint");
-    }
-    assert_eq!(redis.command(&["LLEN", "kumo:{fold}:cp:w"]).expect("LLEN"), "3");
-    let before = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
-    assert_eq!(redis.command(&["LLEN", "kumo:{fold}:cp:w"]).expect("LLEN"), "1", "folded into one");
-    let after = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
-    assert_eq!(after, before, "the folded checkpoint resumes to the same point");
-    assert_eq!(after.sinks[0].offset, Some(30), "the last offset");
-    assert_eq!(after.processors.len(), 3, "every state entry");
-}
-
-/// While a worker runs, its checkpoints are folded too (every 256), so a worker that never
-/// restarts does not grow them without end.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn checkpoints_fold_while_the_worker_runs() {
-    use kumo_pipeline::{SinkCheckpoint, StateEntry};
-    let redis = start_redis().await;
-    let w = open(config(&redis, "fold-run", "w")).await;
-    // The pipeline reads its resume point first, as the engine does.
-    assert!(w.resume_point().await.expect("resume point").pipeline.is_none());
-    for i in 0..300u64 {
-        let cp = PipelineCheckpoint {
-            processors: vec![StateEntry { processor: 0, data: i.to_le_bytes().to_vec() }],
-            sinks: vec![SinkCheckpoint { offset: Some(i), state: vec![], file: None }],
-        };
-        w.checkpoint(0, cp).await.expect("checkpoint");
-    }
-    let len: usize =
-        redis.command(&["LLEN", "kumo:{fold-run}:cp:w"]).expect("LLEN").parse().expect("a number");
-    assert!(len < 256, "folded on the way: {len} entries for 300 checkpoints");
-    let r = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
-    assert_eq!(r.sinks[0].offset, Some(299), "the last offset");
-    assert_eq!(r.processors.len(), 300, "every state entry, once");
 }
