@@ -253,22 +253,17 @@ impl RedisFrontier {
         r
     }
 
-    /// Adds a request (fingerprint, host, policy, level, JSON) unless this worker sent its
-    /// fingerprint before. Returns whether it was added.
-    fn add_request(
+    /// Adds a request as the script reads one: fingerprint, host, its rule, level, JSON.
+    pub(crate) fn request_args(
         &self,
         a: &mut Args,
-        local: &Local,
         fp: Fingerprint,
         req: &Request,
-    ) -> Result<bool, RedisStoreError> {
-        if local.sent.contains(fp) {
-            return Ok(false);
-        }
+    ) -> Result<(), RedisStoreError> {
         let host = req.host_key();
         let json = serde_json::to_vec(&StoredRequest::from(req))?;
         a.b(&fp.to_bytes()).s(&host).n(policy_index(&self.cfg.politeness, &host)).n(req.priority).b(&json);
-        Ok(true)
+        Ok(())
     }
 
     /// Sends one commit; returns its report and the stale lease ids.
@@ -284,7 +279,7 @@ impl RedisFrontier {
         known += c.pushes.len() - pushes.len();
         a.n(pushes.len());
         for (fp, req) in pushes {
-            self.add_request(&mut a, &local, *fp, req)?;
+            self.request_args(&mut a, *fp, req)?;
             sent.push(*fp);
         }
         a.n(c.completions.len());
@@ -297,7 +292,7 @@ impl RedisFrontier {
                     known += discovered.len() - new.len();
                     a.n(new.len());
                     for (fp, req) in new {
-                        self.add_request(&mut a, &local, *fp, req)?;
+                        self.request_args(&mut a, *fp, req)?;
                         sent.push(*fp);
                     }
                     ended.push(lease.0);

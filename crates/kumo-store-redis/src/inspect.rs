@@ -111,14 +111,7 @@ impl RedisFrontier {
             let mut a = self.args("import");
             a.n(chunk.len());
             for r in chunk {
-                let host = r.host_key();
-                let json = serde_json::to_vec(&StoredRequest::from(r))?;
-                let fp = r.fingerprint(&opts, DedupMode::Strict);
-                a.b(&fp.to_bytes())
-                    .s(&host)
-                    .n(policy_index(&self.cfg.politeness, &host))
-                    .n(r.priority)
-                    .b(&json);
+                self.request_args(&mut a, r.fingerprint(&opts, DedupMode::Strict), r)?;
             }
             let reply = array(self.call(&a).await?)?;
             let n = |i: usize| reply.get(i).map(int).transpose().map(|v| v.unwrap_or(0) as usize);
