@@ -30,7 +30,7 @@ impl CookieStorage for EmbeddedStore {
     fn load(&self) -> Result<Vec<StoredCookie>, CookieStorageError> {
         let mut out = Vec::new();
         for kv in self.sp.meta.prefix(PREFIX) {
-            let (k, v) = kv.into_inner().map_err(storage)?;
+            let (k, v) = kv.map_err(storage)?;
             let cookie = serde_json::from_slice(&v).map_err(|e| CookieStorageError::Corrupt {
                 key: String::from_utf8_lossy(&k).replace('\0', "|"),
                 message: e.to_string(),
@@ -45,9 +45,9 @@ impl CookieStorage for EmbeddedStore {
         let mut b = self.batch();
         for c in cookies {
             if c.is_expired_at(now) {
-                b.remove(&self.sp.meta, key(c));
+                self.sp.meta.remove(&mut b, key(c));
             } else {
-                b.insert(&self.sp.meta, key(c), serde_json::to_vec(c).map_err(storage)?);
+                self.sp.meta.insert(&mut b, key(c), serde_json::to_vec(c).map_err(storage)?);
             }
         }
         b.commit().map_err(storage)

@@ -15,7 +15,9 @@ use crate::lock::StateLock;
 /// The marker file's name.
 pub const MARKER: &str = "KUMO_STATE";
 /// The on-disk format this build reads and writes.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
+/// The older format this build rewrites into [`FORMAT`] on open (`migrate.rs`).
+pub(crate) const MIGRATES_FROM: u32 = 2;
 const DB: &str = "db";
 
 #[derive(Serialize, Deserialize)]
@@ -37,16 +39,26 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     move |error| StoreError::Io { path: path.to_path_buf(), error }
 }
 
-/// Checks (or creates) the directory and returns the database path, and whether it is new
-/// (nothing was ever committed in it: just created, or its creation was cut short).
-pub(crate) fn prepare(dir: &Path) -> Result<(PathBuf, bool), StoreError> {
+/// A state directory ready to open.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub db: PathBuf,
+    /// Nothing was ever committed in it: just created, or its creation was cut short.
+    pub new: bool,
+    /// The format its marker names: [`FORMAT`], or [`MIGRATES_FROM`] for a state to rewrite.
+    pub format: u32,
+}
+
+/// Checks (or creates) the directory and says where its database is and what it holds.
+pub(crate) fn prepare(dir: &Path) -> Result<Prepared, StoreError> {
     fs::create_dir_all(dir).map_err(io(dir))?;
     let marker = dir.join(MARKER);
     let db = dir.join(DB);
     match fs::read(&marker) {
         Ok(bytes) => {
-            if !check_marker(dir, &bytes)? {
-                return Ok((db, true));
+            let m = check_marker(dir, &bytes)?;
+            if !m.ready {
+                return Ok(Prepared { db, new: true, format: FORMAT });
             }
             if !db.is_dir() {
                 return Err(StoreError::Corrupt {
@@ -54,7 +66,7 @@ pub(crate) fn prepare(dir: &Path) -> Result<(PathBuf, bool), StoreError> {
                     detail: "its database folder is missing".into(),
                 });
             }
-            Ok((db, false))
+            Ok(Prepared { db, new: false, format: m.format })
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             // A marker never renamed into place: its first write was cut short.
@@ -63,7 +75,7 @@ pub(crate) fn prepare(dir: &Path) -> Result<(PathBuf, bool), StoreError> {
                 return Err(StoreError::Foreign { path: dir.into() });
             }
             write_marker(dir, false)?;
-            Ok((db, true))
+            Ok(Prepared { db, new: true, format: FORMAT })
         }
         Err(e) => Err(io(&marker)(e)),
     }
@@ -83,25 +95,25 @@ pub(crate) fn require_existing(dir: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// Records that the database and its keyspaces are all created.
+/// Records that the database and its keyspaces are all created, in this build's format.
 pub(crate) fn mark_ready(dir: &Path) -> Result<(), StoreError> {
     write_marker(dir, true)
 }
 
-/// Checks the marker's format; returns whether the state was fully created.
-fn check_marker(dir: &Path, bytes: &[u8]) -> Result<bool, StoreError> {
+/// Reads the marker and checks its format is one this build opens.
+fn check_marker(dir: &Path, bytes: &[u8]) -> Result<Marker, StoreError> {
     let m: Marker = serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
         path: dir.into(),
         detail: format!("its {MARKER} file is unreadable: {e}"),
     })?;
-    if m.format != FORMAT {
+    if m.format != FORMAT && m.format != MIGRATES_FROM {
         return Err(StoreError::Incompatible {
             path: dir.into(),
             found: format!("format {} by {}", m.format, m.written_by),
             expected: FORMAT,
         });
     }
-    Ok(m.ready)
+    Ok(m)
 }
 
 /// Written to a temporary name and renamed, so a crash never leaves half a marker.
@@ -169,14 +181,13 @@ mod tests {
     fn new_then_reopened() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
-        let (_, new) = prepare(&dir).unwrap();
-        assert!(new);
-        let (_, new) = prepare(&dir).unwrap();
-        assert!(new, "creation cut short: still new");
+        assert!(prepare(&dir).unwrap().new);
+        assert!(prepare(&dir).unwrap().new, "creation cut short: still new");
         fs::create_dir(dir.join(DB)).unwrap();
         mark_ready(&dir).unwrap();
-        let (_, new) = prepare(&dir).unwrap();
-        assert!(!new);
+        let p = prepare(&dir).unwrap();
+        assert!(!p.new);
+        assert_eq!(p.format, FORMAT);
         fs::remove_dir(dir.join(DB)).unwrap();
         assert!(matches!(prepare(&dir), Err(StoreError::Corrupt { .. })), "created, then lost");
     }

@@ -83,12 +83,12 @@ impl EmbeddedStore {
         let (i, created) = inner.table.host_for(host_key, now);
         if created {
             let rec = serde_json::to_vec(&HostRecord::new(host_key)).map_err(encode)?;
-            b.insert(&sp.hosts, &keys::host(host_id(i))[..], rec);
+            sp.hosts.insert(b, &keys::host(host_id(i))[..], rec);
         }
         inner.queue_seq += 1;
         let seq = inner.queue_seq;
         let value = serde_json::to_vec(&request).map_err(encode)?;
-        b.insert(&sp.queue, &keys::queue(host_id(i), request.priority, seq)[..], value);
+        sp.queue.insert(b, &keys::queue(host_id(i), request.priority, seq)[..], value);
         inner.table.enqueue(i, Entry::new(seq, request), now);
         Ok(())
     }
@@ -103,7 +103,7 @@ impl EmbeddedStore {
         inner.failure_seq += 1;
         inner.failures += 1;
         let value = serde_json::to_vec(&StoredFailure { record, request }).map_err(encode)?;
-        b.insert(&sp.failures, &keys::seq(inner.failure_seq)[..], value);
+        sp.failures.insert(b, &keys::seq(inner.failure_seq)[..], value);
         Ok(())
     }
 
@@ -117,7 +117,7 @@ impl EmbeddedStore {
         let clock = Clock::now();
         for i in paced {
             let rec = HostRecord::from_pacing(inner.table.host_key(i), inner.table.pacing(i), clock);
-            b.insert(&sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+            sp.hosts.insert(b, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
         }
         Ok(())
     }
@@ -140,7 +140,7 @@ impl EmbeddedStore {
                     match inner.table.take_lease(lease) {
                         Ok(out) => {
                             let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
-                            b.remove(&sp.queue, &k[..]);
+                            sp.queue.remove(&mut b, &k[..]);
                             inner.table.schedule(out.host, now);
                         }
                         Err(_) => report.stale += 1,
@@ -155,7 +155,7 @@ impl EmbeddedStore {
                     // The back-off is written with the request, so a restart keeps it.
                     let not_before = (!after.is_zero()).then(|| clock.to_unix_ms(later(now, after)));
                     let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
-                    b.insert(&sp.queue, &k[..], queued_value(&mut out.entry.request, not_before)?);
+                    sp.queue.insert(&mut b, &k[..], queued_value(&mut out.entry.request, not_before)?);
                     inner.table.retry_later(out.host, out.entry, after, now);
                 }
                 Completion::Defer { lease, after } => {
@@ -171,7 +171,7 @@ impl EmbeddedStore {
                         continue;
                     };
                     let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
-                    b.remove(&sp.queue, &k[..]);
+                    sp.queue.remove(&mut b, &k[..]);
                     Self::record_failure(sp, inner, &mut b, failure, out.entry.request)?;
                     inner.table.schedule(out.host, now);
                 }
@@ -184,14 +184,14 @@ impl EmbeddedStore {
             true => None,
             false => {
                 let end = inner.items.append(&c.items)?;
-                b.insert(&sp.meta, ITEMS_END, end.encode());
+                sp.meta.insert(&mut b, ITEMS_END, end.encode());
                 report.journaled_to = Some(end.last_seq);
                 Some(end)
             }
         };
         report.items = c.items;
         if let Some(counters) = c.counters {
-            b.insert(&sp.meta, COUNTERS, counters(&report.pushed));
+            sp.meta.insert(&mut b, COUNTERS, counters(&report.pushed));
         }
         b.commit().map_err(db)?;
         if let Some(end) = log_end {
@@ -215,8 +215,8 @@ impl Frontier for EmbeddedStore {
             let from = keys::queue(host_id(host), prio, after.saturating_add(1));
             let to = keys::queue(host_id(host), prio, u64::MAX);
             let mut out = Vec::with_capacity(max);
-            for kv in sp.queue.range(&from[..]..=&to[..]).take(max) {
-                let (k, v) = kv.into_inner().map_err(db)?;
+            for kv in sp.queue.range(&from, &to).take(max) {
+                let (k, v) = kv.map_err(db)?;
                 let (_, _, seq) =
                     keys::parse_queue(&k).ok_or_else(|| FrontierError::Storage("bad queue key".into()))?;
                 let (request, not_before) = read_queued(&v, clock)
@@ -234,7 +234,7 @@ impl Frontier for EmbeddedStore {
             // Entries that no longer parse as requests leave the queue as failures.
             for (host, entry, message) in invalid {
                 let k = keys::queue(host_id(host), entry.request.priority, entry.seq);
-                b.remove(&sp.queue, &k[..]);
+                sp.queue.remove(&mut b, &k[..]);
                 let record = FailureRecord {
                     url: entry.request.url.to_string(),
                     kind: ErrorKind::InvalidUrl,
@@ -285,7 +285,7 @@ impl Frontier for EmbeddedStore {
         let i = inner.table.adjust(host_key, adj, Instant::now());
         let rec = HostRecord::from_pacing(host_key, inner.table.pacing(i), Clock::now());
         let mut b = self.batch();
-        b.insert(&self.sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+        self.sp.hosts.insert(&mut b, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
         b.commit().map_err(db)
     }
 
@@ -342,7 +342,11 @@ impl EmbeddedStore {
         for c in &cut {
             let Some(i) = inner.table.host_index(&c.host) else { continue };
             let rec = HostRecord::from_pacing(&c.host, inner.table.pacing(i), clock);
-            b.insert(&self.sp.hosts, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
+            self.sp.hosts.insert(
+                &mut b,
+                &keys::host(host_id(i))[..],
+                serde_json::to_vec(&rec).map_err(encode)?,
+            );
         }
         b.commit().map_err(db)?;
         Ok(cut)
@@ -352,7 +356,7 @@ impl EmbeddedStore {
     pub fn stored_failures(&self) -> Result<Vec<(u64, StoredFailure)>, FrontierError> {
         let mut out = Vec::new();
         for kv in self.sp.failures.iter() {
-            let (k, v) = kv.into_inner().map_err(db)?;
+            let (k, v) = kv.map_err(db)?;
             let seq = keys::parse_u64(&k).unwrap_or(0);
             let f: StoredFailure = serde_json::from_slice(&v)
                 .map_err(|e| FrontierError::Storage(format!("failure {seq}: {e}")))?;

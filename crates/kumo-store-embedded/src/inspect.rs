@@ -96,7 +96,7 @@ impl EmbeddedStore {
         let mut by_depth: BTreeMap<u32, usize> = BTreeMap::new();
         let mut queued = 0;
         for kv in self.sp.queue.iter() {
-            let (k, v) = kv.into_inner()?;
+            let (k, v) = kv?;
             let (host, priority, seq) = keys::parse_queue(&k)
                 .ok_or_else(|| corrupt(&self.dir, "a queue key has the wrong length"))?;
             let d: DepthOnly = serde_json::from_slice(&v)
@@ -168,7 +168,7 @@ impl EmbeddedStore {
         let inner = self.lock();
         let mut n = 0;
         for kv in self.sp.queue.iter() {
-            let (k, v) = kv.into_inner()?;
+            let (k, v) = kv?;
             let (host, _, seq) = keys::parse_queue(&k)
                 .ok_or_else(|| corrupt(&self.dir, "a queue key has the wrong length"))?;
             let request: StoredRequest = serde_json::from_slice(&v)
@@ -223,7 +223,7 @@ impl EmbeddedStore {
             let mut request = f.request;
             request.retries = 0;
             request.not_before_ms = None;
-            b.remove(&self.sp.failures, &keys::seq(seq)[..]);
+            self.sp.failures.remove(&mut b, &keys::seq(seq)[..]);
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
             report.requeued += 1;
         }
@@ -250,7 +250,7 @@ impl EmbeddedStore {
             && let Some(was) = failed.as_u64()
         {
             *failed = was.saturating_sub(n as u64).into();
-            b.insert(&self.sp.meta, COUNTERS, serde_json::to_vec(&counters)?);
+            self.sp.meta.insert(b, COUNTERS, serde_json::to_vec(&counters)?);
         }
         Ok(())
     }

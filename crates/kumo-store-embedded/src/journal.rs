@@ -28,7 +28,7 @@ pub(crate) fn consumed_upto(sp: &Spaces) -> Result<u64, StoreError> {
 /// The number of the last committed checkpoint (0 if none).
 pub(crate) fn last_state_seq(sp: &Spaces) -> Result<u64, StoreError> {
     match sp.pipeline.prefix(CHECKPOINT).next_back() {
-        Some(kv) => Ok(keys::parse_u64(&kv.key()?[CHECKPOINT.len()..]).unwrap_or(0)),
+        Some(kv) => Ok(keys::parse_u64(&kv?.0[CHECKPOINT.len()..]).unwrap_or(0)),
         None => Ok(0),
     }
 }
@@ -46,7 +46,7 @@ impl EmbeddedStore {
     pub(crate) fn folded_checkpoints(&self) -> Result<Option<PipelineResume>, StoreError> {
         let mut folded: Option<PipelineResume> = None;
         for kv in self.sp.pipeline.prefix(CHECKPOINT) {
-            let (k, v) = kv.into_inner()?;
+            let (k, v) = kv?;
             let cp: PipelineCheckpoint = serde_json::from_slice(&v).map_err(|e| StoreError::Corrupt {
                 path: self.dir.clone(),
                 detail: format!("pipeline checkpoint {:?}: {e}", keys::parse_u64(&k[CHECKPOINT.len()..])),
@@ -76,8 +76,8 @@ impl ItemJournal for EmbeddedStore {
         let value = serde_json::to_vec(&checkpoint).map_err(err)?;
         let mut inner = self.lock();
         inner.state_seq += 1;
-        b.insert(&sp.pipeline, cp_key(inner.state_seq), value);
-        b.insert(&sp.pipeline, UPTO, &keys::seq(upto)[..]);
+        sp.pipeline.insert(&mut b, cp_key(inner.state_seq), value);
+        sp.pipeline.insert(&mut b, UPTO, &keys::seq(upto)[..]);
         b.commit().map_err(err)?;
         inner.items.drop_consumed(upto).map_err(err)
     }

@@ -25,7 +25,7 @@ impl EmbeddedStore {
             }
             None => {
                 let mut b = self.batch();
-                b.insert(&self.sp.meta, OUTPUTS, serde_json::to_vec(names)?);
+                self.sp.meta.insert(&mut b, OUTPUTS, serde_json::to_vec(names)?);
                 Ok(b.commit()?)
             }
         }

@@ -1,14 +1,15 @@
-//! The embedded store: one fjall database in the state directory, with a keyspace per kind
-//! of state, and the in-memory indexes rebuilt from it on open.
+//! The embedded store: one fjall database in the state directory, with two keyspaces, and
+//! the in-memory indexes rebuilt from it on open. The `seen` keyspace holds the seen set; the
+//! `state` keyspace holds the rest, each kind under a one-byte tag (see `part.rs`).
 //!
-//! | keyspace | key | value |
-//! |---|---|---|
-//! | `queue` | host, level, seq | a queued or leased request (`StoredRequest` JSON) |
-//! | `hosts` | host id | [`HostRecord`](crate::hosts::HostRecord) |
-//! | `seen` | 128-bit fingerprint | — |
-//! | `failures` | seq | failure record and its request |
-//! | `pipeline` | see `journal.rs` | sink positions and processor state |
-//! | `meta` | name | the crawl's counters, the item log's committed end, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
+//! | keyspace | tag | key | value |
+//! |---|---|---|---|
+//! | `state` | `q` queue | host, level, seq | a queued or leased request (`StoredRequest` JSON) |
+//! | `state` | `h` hosts | host id | [`HostRecord`](crate::hosts::HostRecord) |
+//! | `state` | `f` failures | seq | failure record and its request |
+//! | `state` | `p` pipeline | see `journal.rs` | sink positions and processor state |
+//! | `state` | `m` meta | name | the crawl's counters, the item log's committed end, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
+//! | `seen` | | 128-bit fingerprint | — |
 //!
 //! Items wait for the pipeline in the item log beside the database (`items/`, see
 //! `item_log.rs`), whose committed end each commit records in `meta`.
@@ -27,6 +28,7 @@ use kumo_frontier::{ExactSeenSet, Politeness};
 use crate::hosts::{Clock, HostRecord};
 use crate::item_log::{ItemLog, LogEnd};
 use crate::lock::StateLock;
+use crate::part::{Part, tag};
 use crate::{StoreError, dir, keys};
 
 /// How hard a commit pushes its bytes to disk.
@@ -61,17 +63,32 @@ impl Default for EmbeddedConfig {
 }
 
 pub(crate) struct Spaces {
-    pub meta: Keyspace,
-    pub queue: Keyspace,
-    pub hosts: Keyspace,
+    pub meta: Part,
+    pub queue: Part,
+    pub hosts: Part,
+    pub failures: Part,
+    pub pipeline: Part,
     pub seen: Keyspace,
-    pub failures: Keyspace,
-    pub pipeline: Keyspace,
+    /// The keyspace the parts share.
+    pub state: Keyspace,
 }
 
 impl Spaces {
-    pub fn all(&self) -> [&Keyspace; 6] {
-        [&self.meta, &self.queue, &self.hosts, &self.seen, &self.failures, &self.pipeline]
+    fn open(db: &Database, opts: impl Fn() -> KeyspaceCreateOptions) -> fjall::Result<Self> {
+        let state = db.keyspace(STATE, &opts)?;
+        Ok(Spaces {
+            meta: Part::new(&state, tag::META),
+            queue: Part::new(&state, tag::QUEUE),
+            hosts: Part::new(&state, tag::HOSTS),
+            failures: Part::new(&state, tag::FAILURES),
+            pipeline: Part::new(&state, tag::PIPELINE),
+            seen: db.keyspace(SEEN, &opts)?,
+            state,
+        })
+    }
+
+    pub fn all(&self) -> [&Keyspace; 2] {
+        [&self.state, &self.seen]
     }
 }
 
@@ -126,7 +143,7 @@ impl EmbeddedStore {
     pub(crate) fn open_locked(lock: StateLock, cfg: EmbeddedConfig) -> Result<Self, StoreError> {
         let dir = lock.dir().to_path_buf();
         let dir = dir.as_path();
-        let (db_path, new) = dir::prepare(dir)?;
+        let dir::Prepared { db: db_path, new, format } = dir::prepare(dir)?;
         if !new {
             crate::preflight::check(dir, &db_path)?;
         }
@@ -139,22 +156,18 @@ impl EmbeddedStore {
             // (300 bytes per URL in the 10 M-URL scale benchmark).
             .open()
             .map_err(|e| dir::open_error(dir, e))?;
+        // Small memtables: they are the store's main RAM cost (the LSM flushes them to table
+        // files as they fill), and a crawl's writes are many and small.
+        let opts = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES);
+        if !new && format == dir::MIGRATES_FROM {
+            crate::migrate::from_format_2(&db, dir, opts)?;
+        }
+        crate::migrate::drop_leftovers(&db).map_err(|e| dir::open_error(dir, e))?;
         // A keyspace missing from existing state would be created empty: a silent start over.
         if let Some(name) = KEYSPACES.iter().find(|n| !new && !db.keyspace_exists(n)) {
             return Err(corrupt(dir, format!("its {name} keyspace is missing")));
         }
-        // Small memtables: they are the store's main RAM cost (the LSM flushes them to table
-        // files as they fill), and a crawl's writes are many and small.
-        let opts = || KeyspaceCreateOptions::default().max_memtable_size(MEMTABLE_BYTES);
-        let ks = |name: &str| db.keyspace(name, opts).map_err(|e| dir::open_error(dir, e));
-        let sp = Spaces {
-            meta: ks("meta")?,
-            queue: ks("queue")?,
-            hosts: ks("hosts")?,
-            seen: ks("seen")?,
-            failures: ks("failures")?,
-            pipeline: ks("pipeline")?,
-        };
+        let sp = Spaces::open(&db, opts).map_err(|e| dir::open_error(dir, e))?;
         let log_end = match sp.meta.get(ITEMS_END).map_err(|e| dir::open_error(dir, e))? {
             None => None,
             Some(v) => {
@@ -228,7 +241,7 @@ impl EmbeddedStore {
         let mut any = false;
         // Hosts first, in id order, so table index == host id.
         for kv in self.sp.hosts.iter() {
-            let (k, v) = kv.into_inner()?;
+            let (k, v) = kv?;
             let id =
                 keys::parse_u32(&k).ok_or_else(|| corrupt(&self.dir, "a host key has the wrong length"))?;
             let rec: HostRecord =
@@ -247,7 +260,7 @@ impl EmbeddedStore {
             any = true;
         }
         for kv in self.sp.queue.iter() {
-            let (k, v) = kv.into_inner()?;
+            let (k, v) = kv?;
             let (host, prio, seq) = keys::parse_queue(&k)
                 .ok_or_else(|| corrupt(&self.dir, "a queue key has the wrong length"))?;
             if host as usize >= inner.table.hosts() {
@@ -273,14 +286,14 @@ impl EmbeddedStore {
         inner.seen.extend_from_sorted(fps);
         any |= !inner.seen.is_empty();
         for kv in self.sp.failures.iter() {
-            let k = kv.key()?;
+            let (k, _) = kv?;
             inner.failure_seq = inner.failure_seq.max(keys::parse_u64(&k).unwrap_or(0));
             inner.failures += 1;
         }
         // Read the rest once too, so a damaged block anywhere is found now, not mid-crawl.
-        for ks in [&self.sp.pipeline, &self.sp.meta] {
-            for kv in ks.iter() {
-                kv.key()?;
+        for part in [&self.sp.pipeline, &self.sp.meta] {
+            for kv in part.iter() {
+                kv?;
             }
         }
         let upto = crate::journal::consumed_upto(&self.sp)?;
@@ -298,7 +311,9 @@ pub(crate) const COUNTERS: &str = "counters";
 pub(crate) const ITEMS_END: &str = "items_end";
 const ITEMS_DIR: &str = "items";
 const MEMTABLE_BYTES: u64 = 512 * 1024;
-const KEYSPACES: [&str; 6] = ["meta", "queue", "hosts", "seen", "failures", "pipeline"];
+pub(crate) const STATE: &str = "state";
+const SEEN: &str = "seen";
+const KEYSPACES: [&str; 2] = [STATE, SEEN];
 
 pub(crate) fn corrupt(dir: &Path, detail: impl Into<String>) -> StoreError {
     StoreError::Corrupt { path: dir.into(), detail: detail.into() }
