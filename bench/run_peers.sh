@@ -20,6 +20,8 @@
 #   KUMO_ARGS=--fresh   extra arguments for both kumo modes
 #   KUMO_SPIDER         the spider file of kumo-items (default peers/kumo/shop.toml)
 #   RUN_TIMEOUT=300     seconds for one run (then killed; recorded as exit 124)
+#   REDIS_APPENDFSYNC=always   the kumo-redis peers' redis-server appendfsync (everysec: as durable
+#                       as kumo's default state, which is not fsynced either)
 #   SIZE_KB=12 LINKS=20 generator settings (one site folder per N: delete it after changing them)
 #   RESULTS=.work/results/N-<stamp>   the results folder (.work/results/latest points to it)
 # All traffic goes to 127.0.0.1:8088 only.
@@ -31,6 +33,7 @@ N="${1:-20000}"
 REPS="${REPS:-3}"
 PEERS="${PEERS:-kumo spider-rs-noextract kumo-items kumo-items-64 spider-rs}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-300}"
+REDIS_APPENDFSYNC="${REDIS_APPENDFSYNC:-always}"
 SIZE_KB="${SIZE_KB:-12}"
 LINKS="${LINKS:-20}"
 KUMO_BIN="${KUMO_BIN:-$REPO/target/release/kumo}"
@@ -88,7 +91,7 @@ for peer in "${P[@]}"; do printf '%s\t%s\n' "$peer" "$(peer_version "$peer")"; d
   | python3 -c 'import json,sys; print(json.dumps(dict(l.rstrip("\n").split("\t", 1) for l in sys.stdin), indent=1))' \
   > "$RESULTS/versions.json"
 N="$N" REPS="$REPS" PEERS="$PEERS" KUMO_ARGS="$KUMO_ARGS" RUN_TIMEOUT="$RUN_TIMEOUT" \
-python3 - "$RESULTS/meta.json" <<'EOF'
+REDIS_APPENDFSYNC="$REDIS_APPENDFSYNC" python3 - "$RESULTS/meta.json" <<'EOF'
 import datetime, json, os, platform, sys
 e = os.environ
 model = ""
@@ -103,6 +106,7 @@ with open(sys.argv[1], "w") as f:
         "n": int(e["N"]), "reps": int(e["REPS"]), "peers": e["PEERS"].split(),
         "cpus": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
         "kumo_args": e["KUMO_ARGS"], "run_timeout_s": int(e["RUN_TIMEOUT"]),
+        "redis_appendfsync": e["REDIS_APPENDFSYNC"],
     }, f, indent=1)
 EOF
 
@@ -118,10 +122,10 @@ nginx_cpu_ticks() {  # utime + stime of nginx's worker, in clock ticks
 }
 
 # --- Redis, for the kumo-redis peers ----------------------------------------------------------
-redis_start() {  # dir: a fresh redis-server on DIR/redis.sock (no TCP port), AOF always
+redis_start() {  # dir: a fresh redis-server on DIR/redis.sock (no TCP port), AOF with REDIS_APPENDFSYNC
   local d="$1"
   redis-server --port 0 --unixsocket "$d/redis.sock" --dir "$d" --save '' --appendonly yes \
-    --appendfsync always --daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log"
+    --appendfsync "$REDIS_APPENDFSYNC" --daemonize yes --pidfile "$d/redis.pid" --logfile "$d/redis.log"
   for _ in $(seq 1 100); do
     redis-cli -s "$d/redis.sock" ping 2>/dev/null | grep -q PONG && return 0
     sleep 0.05
@@ -175,7 +179,7 @@ run_one() {  # peer rep
       extra=(--items --jsonl "$out/items.jsonl" --kumo-summary "$out/summary.json") ;;
     kumo-redis|kumo-redis-2)
       # the page-records crawl of `kumo`, by one or two workers sharing it through a
-      # redis-server of this run's own (AOF, appendfsync always: nothing acknowledged is lost)
+      # redis-server of this run's own (AOF, appendfsync $REDIS_APPENDFSYNC; always: nothing acknowledged is lost)
       local workers=1
       [[ "$peer" == kumo-redis-2 ]] && workers=2
       redis_start "$out"

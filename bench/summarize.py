@@ -209,7 +209,9 @@ def table(rows, versions, meta):
     if redis:
         lines.append("")
         lines.append("Redis (the kumo-redis peers, medians): redis-server's own CPU (`INFO cpu`) and "
-                     "commands (`INFO commandstats`) per fetched page, and its memory at the end.")
+                     "commands (`INFO commandstats`) per fetched page, and its memory at the end"
+                     + (f"; AOF with `appendfsync {meta['redis_appendfsync']}`."
+                        if meta.get("redis_appendfsync") else "."))
         lines.append("")
         lines.append("| peer | Redis CPU per page | commands per page | of which scripts | Redis memory |")
         lines.append("|---|---:|---:|---:|---:|")

@@ -385,12 +385,15 @@ local function bury(old)
 end
 
 -- Leases past their hard deadline, and every lease of incarnations past their liveness
--- deadline.
--- deadline. At most every 100 ms: lease calls come far more often than leases expire.
+-- deadline. At most every 100 ms: lease calls come far more often than leases expire. When
+-- this library last reaped each crawl is remembered between calls (it saves a read on most
+-- lease calls); `tick` in Redis stays the truth (a reloaded library starts from it).
+local reaped_at = {}
 local function reap()
-  if now - hnum(K_META, 'tick') < 100 then
+  if now - (reaped_at[P] or 0) < 100 or now - hnum(K_META, 'tick') < 100 then
     return
   end
+  reaped_at[P] = now
   mind_the_gap()
   requeue_many(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256))
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now, 'LIMIT', 0, 16)) do
@@ -464,7 +467,8 @@ end
 
 -- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
 -- and nothing out but this worker's), 4 wait for other workers (poll).
-local function readiness()
+-- `holding`: this worker is known to hold leases (it was just handed some).
+local function readiness(holding)
   local first = redis.call('ZRANGE', K_READY, 0, 0, 'WITHSCORES')
   if first[2] then
     local at = tonumber(first[2])
@@ -473,8 +477,11 @@ local function readiness()
     end
     return 1, at - now
   end
-  local queued = hnum(K_STATS, 'queued')
-  local leased = hnum(K_STATS, 'leased')
+  local st = redis.call('HMGET', K_STATS, 'queued', 'leased')
+  local queued, leased = tonumber(st[1]) or 0, tonumber(st[2]) or 0
+  if queued > 0 and holding then
+    return 2, 0
+  end
   local mine = redis.call('SCARD', P .. 'wl:' .. inc)
   if queued > 0 then
     if mine > 0 then
@@ -510,7 +517,10 @@ local function main(keys, args)
   for _ = 1, num() do
     adjust(arg(), arg(), arg(), arg(), arg())
   end
-  flush()
+  -- A lease call writes the hosts the prelude touched as it reads them for leasing: once.
+  if op ~= 'lease' then
+    flush()
+  end
   -- The counters of the worker's last commit (saved on its next call: they need the commit's
   -- answer).
   for _ = 1, num() do
@@ -522,10 +532,12 @@ local function main(keys, args)
     rnd_state = num()
     if not current(worker) then
       -- Taken over (or the crawl was cleared): leases handed to this process would be stranded.
+      flush()
       return superseded(worker)
     end
     local out = {}
     if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
+      flush()
       -- The reply to this very call was lost: hand out the same leases again.
       local i = base
       while true do
@@ -539,23 +551,41 @@ local function main(keys, args)
       end
     elseif max > 0 then
       reap()
-      flush()
       local new_ld, new_dl, new_wl = {}, {}, {}
+      -- The hosts due, then those this call changed (a released slot, a lease reaped): each is
+      -- read once, with its pending changes, and written once after its leases.
       local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
+      local listed = {}
+      for _, host in ipairs(hosts) do
+        listed[host] = true
+      end
+      for _, host in ipairs(touched) do
+        if not listed[host] then
+          listed[host] = true
+          hosts[#hosts + 1] = host
+        end
+      end
+      local seen_hosts = {}
       for _, host in ipairs(hosts) do
         if #out >= max then
           break
         end
+        seen_hosts[host] = true
         local k = hk(host)
-        -- The host read once; what its leases change is written once after them.
         local v = redis.call(
           'HMGET', k, 'inf', 'par', 'next', 'pause', 'hold', 'rl', 'd', 'floor', 'learn', 'rd', 'bo', 'q'
         )
-        local bo, q = tonumber(v[11]) or 0, tonumber(v[12]) or 0
+        local pending = hdelta[host] or {}
+        hdelta[host] = nil
+        if (pending.bo or 0) ~= 0 then
+          redis.call('HINCRBY', k, 'bo', pending.bo)
+        end
+        local bo = (tonumber(v[11]) or 0) + (pending.bo or 0)
+        local q = (tonumber(v[12]) or 0) + (pending.q or 0)
         if bo > 0 then
           bo = bo - wake_due(host)
         end
-        local inf, par, nxt = tonumber(v[1]) or 0, tonumber(v[2]) or 1, tonumber(v[3]) or 0
+        local inf, par, nxt = (tonumber(v[1]) or 0) + (pending.inf or 0), tonumber(v[2]) or 1, tonumber(v[3]) or 0
         local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
         local limited = rl and rl ~= ''
         local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
@@ -589,14 +619,23 @@ local function main(keys, args)
           end
         end
         if taken > 0 then
-          -- Nothing else changed these counters in this call (changes were flushed before).
           q = q - taken
           redis.call('HSET', k, 'inf', int(inf), 'q', int(q), 'last', now, 'next', int(nxt))
           stat('queued', -taken)
           stat('leased', taken)
+        elseif (pending.inf or 0) ~= 0 or (pending.q or 0) ~= 0 then
+          redis.call('HSET', k, 'inf', int(inf), 'q', int(q))
         end
         place(host, q, bo, inf, par, math.max(nxt, held), rl)
       end
+      -- Hosts left for lack of room are written and rescheduled as usual (`flush`).
+      local rest = {}
+      for _, host in ipairs(touched) do
+        if not seen_hosts[host] then
+          rest[#rest + 1] = host
+        end
+      end
+      touched = rest
       if #new_wl > 0 then
         -- Ids of a call whose reply was lost and that was partly reaped since: the worker never
         -- had those leases, so they go back before their ids are used again.
@@ -616,7 +655,7 @@ local function main(keys, args)
       reap()
       flush()
     end
-    local code, ms = readiness()
+    local code, ms = readiness(#out > 0)
     local reply = { code, ms }
     for i = 1, #out do
       reply[#reply + 1] = out[i]
