@@ -42,6 +42,14 @@ impl Args {
         a
     }
 
+    /// A call with an empty prelude (no slots given back, no requests handed back, no host
+    /// adjustments, no counters): for calls made outside a worker's flow.
+    pub(crate) fn bare(op: &str, inc: &str) -> Self {
+        let mut a = Args::new(op, inc);
+        a.n(0).n(0).n(0).n(0);
+        a
+    }
+
     pub(crate) fn s(&mut self, v: &str) -> &mut Self {
         self.0.push(v.as_bytes().to_vec());
         self

@@ -15,7 +15,7 @@
 
 -- What every call sets first (`setup`): the key prefix, the arguments, Redis's time.
 local P, argv, pos, now, op, inc
-local K_STATS, K_READY, K_LD, K_DL, K_REL, K_ALIVE, K_META, K_POL, K_HOSTS
+local K_STATS, K_READY, K_LD, K_DL, K_ALIVE, K_META, K_POL, K_HOSTS
 local function arg()
   local v = argv[pos]
   pos = pos + 1
@@ -333,28 +333,29 @@ local function take_many(lks)
     return found
   end
   local vals = call_many('HMGET', K_LD, uniq)
-  local released = call_many('SMISMEMBER', K_REL, uniq)
-  local gone, by_inc = {}, {}
+  local gone, by_inc, per_host = {}, {}, {}
   for i, lk in ipairs(uniq) do
     local v = vals[i]
     if v then
       local host, level, json = split_lease(v)
       found[lk] = { host, level, json }
       gone[#gone + 1] = lk
-      if released[i] == 0 then
-        bump(host, 'inf', -1)
-      end
       local owner = lease_inc(lk)
-      by_inc[owner] = by_inc[owner] or {}
+      if not by_inc[owner] then
+        by_inc[owner], per_host[owner] = {}, {}
+      end
       table.insert(by_inc[owner], lk)
+      per_host[owner][host] = (per_host[owner][host] or 0) + 1
     end
   end
   if #gone > 0 then
     call_many('HDEL', K_LD, gone)
     call_many('ZREM', K_DL, gone)
-    call_many('SREM', K_REL, gone)
     for owner, list in pairs(by_inc) do
       call_many('SREM', P .. 'wl:' .. owner, list)
+      for host, n in pairs(per_host[owner]) do
+        redis.call('HINCRBY', P .. 'lh:' .. owner, host, -n)
+      end
     end
     stat('leased', -#gone)
   end
@@ -379,7 +380,11 @@ end
 local function bury(old)
   local wl = P .. 'wl:' .. old
   requeue_many(redis.call('SMEMBERS', wl))
-  redis.call('DEL', wl)
+  local held = redis.call('HGETALL', P .. 'sl:' .. old)
+  for i = 1, #held, 2 do
+    bump(held[i], 'inf', -tonumber(held[i + 1]))
+  end
+  redis.call('DEL', wl, P .. 'sl:' .. old, P .. 'lh:' .. old)
   redis.call('ZREM', K_ALIVE, old)
   flush()
 end
@@ -403,28 +408,40 @@ end
 
 -- Prelude: releases, then host adjustments --------------------------------------------------
 
--- Frees the host slots of leases whose requests are back (they stay out until completed).
-local function release_many(lks)
-  if #lks == 0 then
-    return
-  end
-  local vals = call_many('HMGET', K_LD, lks)
-  local released = call_many('SMISMEMBER', K_REL, lks)
-  local fresh, seen = {}, {}
-  for i, lk in ipairs(lks) do
-    if vals[i] and released[i] == 0 and not seen[lk] then
-      seen[lk] = true
-      fresh[#fresh + 1] = lk
-      bump((split_lease(vals[i])), 'inf', -1)
+-- Slots a worker gives back: it now holds `n` of the host's (an absolute count, so a call sent
+-- again changes nothing more). Only ever lowers what Redis has: slots are granted by leasing.
+local function hold_at(host, n)
+  local slk = P .. 'sl:' .. inc
+  local old = tonumber(redis.call('HGET', slk, host)) or 0
+  if n < old then
+    bump(host, 'inf', n - old)
+    if n > 0 then
+      redis.call('HSET', slk, host, n)
+    else
+      redis.call('HDEL', slk, host)
     end
-  end
-  if #fresh > 0 then
-    call_many('SADD', K_REL, fresh)
   end
 end
 
+-- Reserved requests a worker hands back unstarted (a host paused or slowed since): to the
+-- front of their levels, as a lease of a dead worker would go.
+local function give_back(lks)
+  local mine = {}
+  for _, lk in ipairs(lks) do
+    if lease_inc(lk) == inc then
+      mine[#mine + 1] = lk
+    end
+  end
+  requeue_many(mine)
+end
+
+-- The crawl's politeness epoch (`pe` in stats) moves when a host is paused or slowed from no
+-- delay: workers holding requests in reserve for it hand them back.
 local function adjust(host, rule, min_delay, pause, learned)
   local k = host_for(host, rule)
+  if pause ~= '' or ((min_delay ~= '' or learned ~= '') and delay_of(k) == 0) then
+    stat('pe', 1)
+  end
   if min_delay ~= '' then
     local floor = hnum(k, 'floor')
     if tonumber(min_delay) > floor then
@@ -454,7 +471,7 @@ end
 local function setup(keys, args)
   if keys[1] ~= P then
     P = keys[1]
-    K_STATS, K_READY, K_LD, K_DL, K_REL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl', P .. 'rel'
+    K_STATS, K_READY, K_LD, K_DL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl'
     K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
   end
   argv, pos = args, 1
@@ -507,12 +524,15 @@ end
 
 local function main(keys, args)
   setup(keys, args)
+  for _ = 1, num() do
+    hold_at(arg(), num())
+  end
   do
     local lks = {}
     for i = 1, num() do
       lks[i] = arg()
     end
-    release_many(lks)
+    give_back(lks)
   end
   for _ = 1, num() do
     adjust(arg(), arg(), arg(), arg(), arg())
@@ -530,12 +550,32 @@ local function main(keys, args)
   if op == 'lease' then
     local worker, max, base, ttl = arg(), num(), num(), num()
     rnd_state = num()
+    -- Requests a worker may hold per slot of an unpaced host: one runs, the rest wait in its
+    -- reserve, so it comes back for more once per many pages, not once per page.
+    local depth = math.max(1, num())
+    local check = num() == 1
     if not current(worker) then
       -- Taken over (or the crawl was cleared): leases handed to this process would be stranded.
       flush()
       return superseded(worker)
     end
-    local out = {}
+    local slk, lhk = P .. 'sl:' .. inc, P .. 'lh:' .. inc
+    local out, out_hosts = {}, {}
+    local holdings = {}
+    -- Asked after the politeness epoch moved: the hosts this worker held slots of before this
+    -- call that are now paced, paused or held, whose reserve it must hand back (what this call
+    -- hands out is decided with their politeness as it is now).
+    local drop = {}
+    if check then
+      for _, host in ipairs(redis.call('HKEYS', slk)) do
+        local v = redis.call('HMGET', hk(host), 'pause', 'hold', 'rl', 'd', 'floor', 'learn', 'rd')
+        local until_ = math.max(tonumber(v[1]) or 0, tonumber(v[2]) or 0)
+        local delay = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0, tonumber(v[6]) or 0)
+        if until_ > now or (v[3] and v[3] ~= '') or delay > 0 or (tonumber(v[7]) or 0) > 0 then
+          drop[#drop + 1] = host
+        end
+      end
+    end
     if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
       flush()
       -- The reply to this very call was lost: hand out the same leases again.
@@ -545,28 +585,40 @@ local function main(keys, args)
         if not v then
           break
         end
-        local _, _, json = split_lease(v)
+        local host, _, json = split_lease(v)
         out[#out + 1] = json
+        out_hosts[host] = true
         i = i + 1
+      end
+      for host in pairs(out_hosts) do
+        holdings[#holdings + 1] = host
+        holdings[#holdings + 1] = tonumber(redis.call('HGET', slk, host)) or 0
       end
     elseif max > 0 then
       reap()
       local new_ld, new_dl, new_wl = {}, {}, {}
-      -- The hosts due, then those this call changed (a released slot, a lease reaped): each is
-      -- read once, with its pending changes, and written once after its leases.
+      -- The hosts due, those this call changed (a returned slot, a lease reaped), and those
+      -- this worker holds slots of (their reserve may take more): each read once, with its
+      -- pending changes, and written once after its leases.
       local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max)
       local listed = {}
       for _, host in ipairs(hosts) do
         listed[host] = true
       end
-      for _, host in ipairs(touched) do
-        if not listed[host] then
-          listed[host] = true
-          hosts[#hosts + 1] = host
+      local held_hosts = redis.call('HKEYS', slk)
+      for _, list in ipairs({ touched, held_hosts }) do
+        for _, host in ipairs(list) do
+          if not listed[host] then
+            listed[host] = true
+            hosts[#hosts + 1] = host
+          end
         end
       end
+      local held = #hosts > 0 and call_many('HMGET', slk, hosts) or {}
+      local outstanding = #hosts > 0 and call_many('HMGET', lhk, hosts) or {}
+      local live = math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
       local seen_hosts = {}
-      for _, host in ipairs(hosts) do
+      for hi, host in ipairs(hosts) do
         if #out >= max then
           break
         end
@@ -586,19 +638,17 @@ local function main(keys, args)
           bo = bo - wake_due(host)
         end
         local inf, par, nxt = (tonumber(v[1]) or 0) + (pending.inf or 0), tonumber(v[2]) or 1, tonumber(v[3]) or 0
-        local held, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
+        local pause_at, rl = math.max(tonumber(v[4]) or 0, tonumber(v[5]) or 0), v[6]
         local limited = rl and rl ~= ''
         local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
         local rd = tonumber(v[10]) or 0
+        local paced = limited or gap_of(delay, 0) > 0 or rd > 0
+        -- Each worker's share of the host's slots, so that workers split a busy host.
+        local share = math.ceil(par / live)
+        local mine, owed = tonumber(held[hi]) or 0, tonumber(outstanding[hi]) or 0
+        local mine_before = mine
         local taken = 0
-        while #out < max and inf < par and math.max(nxt, held, rate_at(host, rl)) <= now do
-          local g = gap_of(delay, rd)
-          -- A paced or rate-limited host gives one lease at a time, others what their slots allow.
-          local want = (g > 0 or limited) and 1 or math.min(max - #out, par - inf)
-          local got = pop_many(host, want)
-          if #got == 0 then
-            break
-          end
+        local function hand_out(got)
           for _, e in ipairs(got) do
             local lk = inc .. ':' .. int(base + #out)
             new_ld[#new_ld + 1] = lk
@@ -607,26 +657,69 @@ local function main(keys, args)
             new_dl[#new_dl + 1] = lk
             new_wl[#new_wl + 1] = lk
             out[#out + 1] = e[2]
-            inf = inf + 1
             taken = taken + 1
             if limited then
               note_rate(host, rl)
             end
           end
-          nxt = now + g
-          if g > 0 then
-            break
+        end
+        if not paced then
+          if math.max(nxt, pause_at) <= now then
+            -- The slots this call's work needs, within the host's free ones and this worker's
+            -- share; then up to `depth` requests per slot held.
+            local avail = math.max(0, math.min(par - inf, share - mine))
+            local grant = math.min(avail, math.max(0, owed + math.min(math.max(0, q - bo), max - #out) - mine))
+            mine, inf = mine + grant, inf + grant
+            -- At most this worker's share of the host's queue: others may have free slots.
+            local room = math.min(max - #out, depth * mine - owed, math.ceil(math.max(0, q - bo) / live))
+            if room > 0 then
+              hand_out(pop_many(host, room))
+            end
+            -- Only the slots its requests there can use stay the worker's.
+            local back = math.min(grant, math.max(0, mine - (owed + taken)))
+            mine, inf = mine - back, inf - back
+            nxt = now
           end
+        else
+          -- One request per slot, one at a time, spaced by the host's gap.
+          while #out < max and math.max(nxt, pause_at, rate_at(host, rl)) <= now do
+            if mine - owed - taken <= 0 then
+              if inf >= par or mine >= share then
+                break
+              end
+              mine, inf = mine + 1, inf + 1
+            end
+            local g = gap_of(delay, rd)
+            local got = pop_many(host, 1)
+            if #got == 0 then
+              break
+            end
+            hand_out(got)
+            nxt = now + g
+            if g > 0 then
+              break
+            end
+          end
+          local back = math.max(0, math.min(mine - mine_before, mine - (owed + taken)))
+          mine, inf = mine - back, inf - back
         end
         if taken > 0 then
           q = q - taken
           redis.call('HSET', k, 'inf', int(inf), 'q', int(q), 'last', now, 'next', int(nxt))
+          redis.call('HINCRBY', lhk, host, taken)
           stat('queued', -taken)
           stat('leased', taken)
         elseif (pending.inf or 0) ~= 0 or (pending.q or 0) ~= 0 then
           redis.call('HSET', k, 'inf', int(inf), 'q', int(q))
         end
-        place(host, q, bo, inf, par, math.max(nxt, held), rl)
+        if mine ~= mine_before then
+          redis.call('HSET', slk, host, int(mine))
+        end
+        if taken > 0 or mine ~= mine_before then
+          holdings[#holdings + 1] = host
+          holdings[#holdings + 1] = mine
+        end
+        place(host, q, bo, inf, par, math.max(nxt, pause_at), rl)
       end
       -- Hosts left for lack of room are written and rescheduled as usual (`flush`).
       local rest = {}
@@ -656,9 +749,16 @@ local function main(keys, args)
       flush()
     end
     local code, ms = readiness(#out > 0)
-    local reply = { code, ms }
+    local reply = { code, ms, hnum(K_STATS, 'pe'), #out }
     for i = 1, #out do
       reply[#reply + 1] = out[i]
+    end
+    reply[#reply + 1] = #holdings / 2
+    for i = 1, #holdings do
+      reply[#reply + 1] = holdings[i]
+    end
+    for i = 1, #drop do
+      reply[#reply + 1] = drop[i]
     end
     return reply
   end
@@ -668,10 +768,10 @@ local function main(keys, args)
     local last = tonumber(redis.call('HGET', P .. 'seq', inc)) or 0
     if seq <= last then
       -- Applied already (the reply was lost): the same reply again.
-      local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1'
+      local r = redis.call('HGET', P .. 'reply', inc) or '0 0 0 -1 0 0 0 0 0 0 0'
       local out = {}
       for w in string.gmatch(r, '%S+') do
-        out[#out + 1] = (#out < 8) and tonumber(w) or w
+        out[#out + 1] = (#out < 11) and tonumber(w) or w
       end
       return out
     end
@@ -724,6 +824,7 @@ local function main(keys, args)
         local hold = now + c.after
         if hold > hnum(k, 'hold') then
           redis.call('HSET', k, 'hold', int(hold))
+          stat('pe', 1)
         end
         push_level(host, level, json, true)
         bump(host, 'q', 1)
@@ -760,10 +861,19 @@ local function main(keys, args)
       upto = jn
     end
     flush()
-    local st = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed')
+    local st = redis.call('HMGET', K_STATS, 'queued', 'leased', 'hosts', 'failed', 'pe')
     local reply = { added, seen, stale, upto }
-    for i = 1, 4 do
+    for i = 1, 5 do
       reply[4 + i] = tonumber(st[i]) or 0
+    end
+    -- When a host is next ready (0 now, 1 in ms, 2 none): the worker asks for leases only then.
+    local first = redis.call('ZRANGE', K_READY, 0, 0, 'WITHSCORES')
+    if not first[2] then
+      reply[10], reply[11] = 2, 0
+    elseif tonumber(first[2]) <= now then
+      reply[10], reply[11] = 0, 0
+    else
+      reply[10], reply[11] = 1, tonumber(first[2]) - now
     end
     for lk in pairs(stale_leases) do
       reply[#reply + 1] = lk
@@ -775,12 +885,17 @@ local function main(keys, args)
 
   if op == 'register' then
     local worker, cfg, dead_after, npol = arg(), arg(), num(), num()
+    local layout = redis.call('HGET', K_META, 'v')
+    if layout and layout ~= '2' then
+      return redis.error_reply('KUMO layout: the crawl was started by an older kumo (layout ' .. layout
+        .. '); finish it with that version, or start it over with --fresh')
+    end
     local have = redis.call('HGET', K_META, 'cfg')
     if have and have ~= cfg then
       return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
     end
     if not have then
-      redis.call('HSET', K_META, 'v', 1, 'cfg', cfg, 'created', now)
+      redis.call('HSET', K_META, 'v', 2, 'cfg', cfg, 'created', now)
       for i = 0, npol - 1 do
         redis.call('HSET', K_POL, i, arg())
       end

@@ -2,9 +2,10 @@
 //! queues, leases, politeness and seen set of a crawl are shared by all its workers.
 //!
 //! What stays in the worker: the requests of its own leases (a retry sends the request back
-//! with its count raised, a failure with its record), the releases it has not sent yet (they
-//! ride on its next call), and the fingerprints it has already sent
-//! (a link it sent before is seen everywhere, so it costs no round trip again).
+//! with its count raised, a failure with its record), its slots of each host and the
+//! requests it leased ahead (`reserve.rs`), what it gives back (rides on its next call), and
+//! the fingerprints it has already sent (a link it sent before is seen everywhere, so it
+//! costs no round trip again).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::call::{Args, Conn, Script, array, bytes, int, text};
 use crate::config::{millis, policy_index, policy_specs};
+use crate::reserve::Slots;
 use crate::{RedisConfig, RedisStoreError, heartbeat};
 
 /// How often a worker with nothing to do asks again: other workers may queue work meanwhile
@@ -30,6 +32,14 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// A readiness learned with a lease call is reused by a `readiness` call right after it.
 const READINESS_FRESH: Duration = Duration::from_millis(2);
+
+/// Requests a worker may hold per slot of an unpaced host: one runs, the others wait in its
+/// reserve. With eight, a host's 8 slots cost about one lease call per 32 of its pages; more
+/// would only make a dead worker's reserve larger (it goes back with its leases).
+const DEPTH: u32 = 8;
+
+/// Leases one lease call may hand out (the reserve's depth bounds each host's share).
+const REFILL: usize = 128;
 
 /// The shared frontier of one crawl, as seen by one worker process.
 pub struct RedisFrontier {
@@ -41,6 +51,8 @@ pub struct RedisFrontier {
     /// One call at a time: commit numbers and lease ids are handed out in order.
     local: tokio::sync::Mutex<Local>,
     pending: Mutex<Pending>,
+    /// This worker's slots and reserve, per host.
+    slots: Mutex<Slots>,
     superseded: Arc<AtomicBool>,
     /// None for an inspecting handle (`inspect`), which is no worker.
     heartbeat: Option<JoinHandle<()>>,
@@ -61,7 +73,16 @@ impl std::fmt::Debug for RedisFrontier {
 
 impl Local {
     fn new() -> Self {
-        Local { next_lease: 1, seq: 0, leases: HashMap::new(), sent: ExactSeenSet::new(), readiness: None }
+        Local {
+            next_lease: 1,
+            seq: 0,
+            leases: HashMap::new(),
+            sent: ExactSeenSet::new(),
+            readiness: None,
+            next_ask: None,
+            epoch: None,
+            check_hosts: false,
+        }
     }
 }
 
@@ -73,11 +94,31 @@ struct Local {
     /// Fingerprints this worker has sent to Redis: seen there for good.
     sent: ExactSeenSet,
     readiness: Option<(Instant, Readiness)>,
+    /// Before this, Redis has no lease for this worker (as its last answer said); none: ask.
+    next_ask: Option<Instant>,
+    /// The crawl's politeness epoch as last seen: when it moves, a host may have been paused
+    /// or slowed, and the next lease call asks which of this worker's hosts.
+    epoch: Option<i64>,
+    check_hosts: bool,
+}
+
+impl Local {
+    /// What Redis said about leasing may be out of date: ask it next time.
+    fn forget_readiness(&mut self) {
+        self.readiness = None;
+        self.next_ask = None;
+    }
+
+    fn saw_epoch(&mut self, pe: i64) {
+        if self.epoch.is_some_and(|e| e != pe) {
+            self.check_hosts = true;
+        }
+        self.epoch = Some(pe);
+    }
 }
 
 #[derive(Default)]
 struct Pending {
-    releases: Vec<u64>,
     adjustments: Vec<(String, HostAdjustment)>,
     /// The last commit's counters: they need its answer, so they ride on the next call.
     counters: Option<Vec<u8>>,
@@ -100,8 +141,7 @@ impl RedisFrontier {
         check_eviction(&conn).await?;
         let script = Arc::new(Script::frontier());
         let inc = format!("{:016x}", fastrand::u64(..));
-        let mut args = Args::new("register", &inc);
-        args.n(0).n(0).n(0);
+        let mut args = Args::bare("register", &inc);
         args.s(&cfg.worker).s(&cfg.config_id).n(millis(cfg.dead_after));
         let specs = policy_specs(&cfg.politeness);
         args.n(specs.len());
@@ -119,6 +159,7 @@ impl RedisFrontier {
             script,
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
+            slots: Mutex::default(),
             folded: Mutex::default(),
             superseded,
             heartbeat: Some(heartbeat),
@@ -142,6 +183,7 @@ impl RedisFrontier {
             script: Arc::new(Script::frontier()),
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
+            slots: Mutex::default(),
             folded: Mutex::default(),
             superseded: Arc::new(AtomicBool::new(false)),
             heartbeat: None,
@@ -214,19 +256,28 @@ impl RedisFrontier {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn slots(&self) -> MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn lease_key(&self, id: u64) -> String {
         format!("{}:{id}", self.inc)
     }
 
-    /// A call's arguments: the op, the incarnation, and the releases and host adjustments
-    /// buffered since the last call.
+    /// A call's arguments: the op, the incarnation, and what this worker has to tell since
+    /// its last call: slots it gave up, reserved requests it hands back, host adjustments.
     pub(crate) fn args(&self, op: &str) -> Args {
         let mut a = Args::new(op, &self.inc);
-        let Pending { releases, adjustments, counters } = std::mem::take(&mut *self.pending());
-        a.n(releases.len());
-        for id in releases {
+        let (held, give_back) = self.slots().prelude();
+        a.n(held.len());
+        for (host, n) in held {
+            a.s(&host).n(n);
+        }
+        a.n(give_back.len());
+        for id in give_back {
             a.s(&self.lease_key(id));
         }
+        let Pending { adjustments, counters } = std::mem::take(&mut *self.pending());
         a.n(adjustments.len());
         for (host, adj) in adjustments {
             a.s(&host).n(policy_index(&self.cfg.politeness, &host));
@@ -239,13 +290,19 @@ impl RedisFrontier {
         a
     }
 
-    pub(crate) async fn call(&self, args: &Args) -> Result<Value, RedisStoreError> {
+    /// A process another took over must stop: nothing more from Redis, nor from its reserve.
+    fn still_in_the_crawl(&self) -> Result<(), RedisStoreError> {
         if self.superseded.load(Ordering::Relaxed) {
             return Err(RedisStoreError::Superseded(format!(
                 "worker {} is no longer in the crawl",
                 self.cfg.worker
             )));
         }
+        Ok(())
+    }
+
+    pub(crate) async fn call(&self, args: &Args) -> Result<Value, RedisStoreError> {
+        self.still_in_the_crawl()?;
         let r = self.conn.call(&self.script, args).await;
         if let Err(RedisStoreError::Superseded(_)) = &r {
             self.superseded.store(true, Ordering::Relaxed);
@@ -340,20 +397,37 @@ impl RedisFrontier {
             encoded.push(key);
         }
         let reply = array(self.call(&a).await?)?;
-        if reply.len() < 8 {
+        if reply.len() < 11 {
             return Err(RedisStoreError::Protocol(format!("commit reply {reply:?}")));
         }
         let n = |i: usize| int(&reply[i]).map(|v| usize::try_from(v).unwrap_or(0));
         let (added, seen) = (n(0)?, n(1)? + known);
         let upto = int(&reply[3])?;
-        let stats = FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? };
-        let stale_keys: Vec<String> = reply.into_iter().skip(8).map(text).collect::<Result<_, _>>()?;
+        let stats =
+            self.as_seen_here(FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? });
+        local.saw_epoch(int(&reply[8])?);
+        let wait = u64::try_from(int(&reply[10])?).unwrap_or(0);
+        local.next_ask = match int(&reply[9])? {
+            0 => None,
+            1 => Some(
+                kumo_frontier::later(Instant::now(), Duration::from_millis(wait)).min(Instant::now() + POLL),
+            ),
+            // No host is ready: the work this commit queued waits for slots (this worker's
+            // reserve and its running pages), so nothing changes for it before the poll.
+            _ => local.next_ask,
+        };
+        let stale_keys: Vec<String> = reply.into_iter().skip(11).map(text).collect::<Result<_, _>>()?;
         for fp in sent {
             local.sent.insert(fp);
         }
-        for id in &ended {
-            local.leases.remove(id);
+        {
+            let mut slots = self.slots();
+            for id in &ended {
+                local.leases.remove(id);
+                slots.end(*id);
+            }
         }
+        self.forget_given_back(&mut local);
         let stale: Vec<u64> =
             stale_keys.iter().filter_map(|k| k.rsplit_once(':').and_then(|(_, n)| n.parse().ok())).collect();
         let items = if stale_keys.is_empty() {
@@ -384,18 +458,41 @@ impl RedisFrontier {
     }
 
     async fn lease_inner(&self, max: usize) -> Result<Vec<Lease>, RedisStoreError> {
+        self.still_in_the_crawl()?;
         let mut local = self.local.lock().await;
+        let ttl = self.cfg.lease_ttl;
+        let mut leases = Vec::new();
+        if !local.check_hosts {
+            leases = self.slots().start(max, ttl);
+        }
+        let redis_may_have = local.next_ask.is_none_or(|t| Instant::now() >= t);
+        let ask = max > 0
+            && (local.check_hosts
+                || (leases.len() < max && redis_may_have)
+                || self.slots().running_low(DEPTH));
+        if !ask {
+            self.forget_given_back(&mut local);
+            return Ok(leases);
+        }
         let base = local.next_lease;
+        let check = std::mem::take(&mut local.check_hosts);
         let mut a = self.args("lease");
-        a.s(&self.cfg.worker).n(max).n(base).n(millis(self.cfg.lease_ttl)).n(fastrand::u32(..1 << 31));
+        a.s(&self.cfg.worker).n(max.max(REFILL)).n(base).n(millis(self.cfg.lease_ttl));
+        a.n(fastrand::u32(..1 << 31)).n(DEPTH).n(u8::from(check));
         let reply = array(self.call(&a).await?)?;
         let mut reply = reply.into_iter();
-        let code = reply.next().map(|v| int(&v)).transpose()?.unwrap_or(3);
-        let ms = reply.next().map(|v| int(&v)).transpose()?.unwrap_or(0);
-        local.readiness = Some((Instant::now(), readiness_of(code, ms)));
-        let mut leases = Vec::new();
+        let mut next_int = || reply.next().map(|v| int(&v)).transpose();
+        let code = next_int()?.unwrap_or(3);
+        let ms = next_int()?.unwrap_or(0);
+        let pe = next_int()?.unwrap_or(0);
+        let n = usize::try_from(next_int()?.unwrap_or(0)).unwrap_or(0);
+        let readiness = readiness_of(code, ms);
+        local.readiness = Some((Instant::now(), readiness));
+        local.next_ask = next_ask(readiness);
+        local.saw_epoch(pe);
         let mut invalid = Vec::new();
-        for (i, v) in reply.enumerate() {
+        let mut got = Vec::with_capacity(n);
+        for (i, v) in reply.by_ref().take(n).enumerate() {
             let id = base + i as u64;
             local.next_lease = id + 1;
             let json = bytes(v)?;
@@ -409,7 +506,7 @@ impl RedisFrontier {
             match stored.to_request() {
                 Ok(request) => {
                     local.leases.insert(id, stored);
-                    leases.push(Lease { id: LeaseId(id), request });
+                    got.push((id, request));
                 }
                 Err(e) => {
                     invalid.push((id, e.to_string(), Some(stored.clone())));
@@ -417,6 +514,31 @@ impl RedisFrontier {
                 }
             }
         }
+        let holdings = usize::try_from(reply.next().map(|v| int(&v)).transpose()?.unwrap_or(0)).unwrap_or(0);
+        let mut held = Vec::with_capacity(holdings);
+        for _ in 0..holdings {
+            let (Some(host), Some(n)) = (reply.next(), reply.next()) else {
+                return Err(RedisStoreError::Protocol("lease reply holdings".into()));
+            };
+            held.push((text(host)?, u32::try_from(int(&n)?).unwrap_or(0)));
+        }
+        {
+            let mut slots = self.slots();
+            // What is left: the hosts a moved politeness epoch touched (`check`), as they were
+            // before this call; what it handed out is already decided by their new politeness.
+            for host in reply {
+                slots.drop_host(&text(host)?);
+            }
+            for (id, request) in got {
+                let host = request.host_key();
+                slots.reserve(id, &host, request);
+            }
+            for (host, n) in held {
+                slots.set_held(&host, n);
+            }
+            leases.extend(slots.start(max - leases.len(), ttl));
+        }
+        self.forget_given_back(&mut local);
         drop(local);
         if !invalid.is_empty() {
             // A request that cannot be rebuilt fails at once, as in the other backends.
@@ -437,6 +559,32 @@ impl RedisFrontier {
             self.commit_inner(Commit { completions, ..Default::default() }).await?;
         }
         Ok(leases)
+    }
+
+    /// The crawl's counts as this worker's engine sees them: its reserve is leased in Redis
+    /// but not started, so it counts as queued.
+    fn as_seen_here(&self, mut stats: FrontierStats) -> FrontierStats {
+        let reserved = self.slots().reserved().min(stats.leased);
+        stats.leased -= reserved;
+        stats.queued += reserved;
+        stats
+    }
+
+    /// Drops the stored requests of reserved leases handed back: they are no longer ours.
+    fn forget_given_back(&self, local: &mut Local) {
+        for id in self.slots().take_forgotten() {
+            local.leases.remove(&id);
+        }
+    }
+}
+
+/// When to ask Redis for leases again after it answered `r`: at once if it has some now,
+/// else when it said, or at the next poll (other workers may queue work meanwhile).
+fn next_ask(r: Readiness) -> Option<Instant> {
+    match r {
+        Readiness::Now => None,
+        Readiness::At(t) => Some(t.min(Instant::now() + POLL)),
+        Readiness::Blocked | Readiness::Empty => Some(Instant::now() + POLL),
     }
 }
 
@@ -502,8 +650,10 @@ impl Frontier for RedisFrontier {
     }
 
     async fn release(&self, leases: &[LeaseId]) -> Result<(), FrontierError> {
-        let mut p = self.pending();
-        p.releases.extend(leases.iter().map(|l| l.0));
+        let mut slots = self.slots();
+        for l in leases {
+            slots.release(l.0);
+        }
         Ok(())
     }
 
@@ -520,12 +670,12 @@ impl Frontier for RedisFrontier {
     }
 
     async fn readiness(&self) -> Result<Readiness, FrontierError> {
+        if let Some(r) = self.slots().readiness() {
+            return Ok(r);
+        }
         {
             let mut local = self.local.lock().await;
-            let nothing_pending = {
-                let p = self.pending();
-                p.releases.is_empty() && p.adjustments.is_empty()
-            };
+            let nothing_pending = self.pending().adjustments.is_empty();
             if let Some((at, r)) = local.readiness.take()
                 && nothing_pending
                 && at.elapsed() < READINESS_FRESH
@@ -534,18 +684,27 @@ impl Frontier for RedisFrontier {
             }
         }
         let mut a = self.args("lease");
-        a.s(&self.cfg.worker).n(0).n(0).n(0).n(0);
+        a.s(&self.cfg.worker).n(0).n(0).n(0).n(0).n(DEPTH).n(0);
         let reply = array(self.call(&a).await.map_err(storage)?).map_err(storage)?;
         let code = reply.first().map(int).transpose().map_err(storage)?.unwrap_or(3);
         let ms = reply.get(1).map(int).transpose().map_err(storage)?.unwrap_or(0);
-        Ok(readiness_of(code, ms))
+        let readiness = readiness_of(code, ms);
+        let mut local = self.local.lock().await;
+        if let Some(pe) = reply.get(2).map(int).transpose().map_err(storage)? {
+            local.saw_epoch(pe);
+        }
+        local.next_ask = next_ask(readiness);
+        Ok(readiness)
     }
 
     async fn adjust_host(&self, host_key: &str, adjustment: HostAdjustment) -> Result<(), FrontierError> {
         // Sent at once, not buffered like releases: what the crawl learned about a host must
         // outlive this process even if it stops right after.
         let mut local = self.local.lock().await;
-        local.readiness = None;
+        local.forget_readiness();
+        // What this worker reserved there goes back: Redis decides again what may be fetched.
+        self.slots().drop_host(host_key);
+        self.forget_given_back(&mut local);
         self.pending().adjustments.push((host_key.to_string(), adjustment));
         self.call(&self.args("sync")).await?;
         Ok(())
@@ -565,6 +724,8 @@ impl Frontier for RedisFrontier {
         if hosts.is_some_and(|h| h.is_empty()) {
             return Ok(Vec::new());
         }
+        // A lifted pause may make work leasable at once: what Redis said before is stale.
+        self.local.lock().await.forget_readiness();
         let mut a = self.args("cap");
         a.n(millis(max));
         // No host named means every host.
@@ -610,7 +771,7 @@ impl Frontier for RedisFrontier {
         let n = |i: usize| -> Result<usize, RedisStoreError> {
             Ok(usize::try_from(reply.get(i).map(int).transpose()?.unwrap_or(0)).unwrap_or(0))
         };
-        Ok(FrontierStats { queued: n(0)?, leased: n(1)?, hosts: n(2)?, failed: n(3)? })
+        Ok(self.as_seen_here(FrontierStats { queued: n(0)?, leased: n(1)?, hosts: n(2)?, failed: n(3)? }))
     }
 
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {

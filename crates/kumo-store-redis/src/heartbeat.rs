@@ -25,8 +25,8 @@ pub(crate) async fn spawn(
     // An outage is waited out here beat by beat: the worker's own calls say when it is over.
     let conn = Conn::open(&cfg.url, cfg.prefix(), cfg.outage_wait).await?;
     let every = interval(cfg.dead_after);
-    let mut args = Args::new("heartbeat", inc);
-    args.n(0).n(0).n(0).s(&cfg.worker).n(crate::config::millis(cfg.dead_after));
+    let mut args = Args::bare("heartbeat", inc);
+    args.s(&cfg.worker).n(crate::config::millis(cfg.dead_after));
     Ok(tokio::spawn(async move {
         loop {
             tokio::time::sleep(every).await;

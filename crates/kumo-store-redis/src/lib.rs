@@ -22,6 +22,7 @@ mod frontier;
 mod heartbeat;
 mod inspect;
 mod journal;
+mod reserve;
 mod robots;
 
 pub use config::RedisConfig;
