@@ -186,3 +186,55 @@ async fn bad_settings_are_said_once_and_a_missing_spider_file_by_name() {
     let err = stderr(&o);
     assert!(err.contains("no spider file \"nosuch.toml\""), "{err}");
 }
+
+/// `-q` leaves standard error empty on a crawl that goes well (no summary, no status lines);
+/// logs written to a pipe carry no colour codes; `--log-format json` writes one JSON object per
+/// log line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_is_silent_and_logs_suit_a_pipe_or_json() {
+    let site = SiteConfig { pages: 30, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pages.jsonl");
+    let url = server.url("/index.html");
+    let o = kumo(&["crawl", &url, "-o", out.to_str().unwrap(), "-q"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "-q: nothing on standard error");
+    assert_eq!(read_lines(&out).len(), truth.unique_urls);
+
+    let o = kumo(&["crawl", &url, "--memory", "-o", "-", "-v", "--no-progress"]).await;
+    let err = stderr(&o);
+    assert!(err.contains("INFO"), "-v logs: {err}");
+    assert!(!err.contains('\u{1b}'), "no colour codes in a pipe: {err}");
+
+    let o =
+        kumo(&["crawl", &url, "--memory", "-o", "-", "-v", "--no-progress", "--log-format", "json"]).await;
+    let err = stderr(&o);
+    let logs: Vec<serde_json::Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(!logs.is_empty(), "JSON log lines: {err}");
+    assert!(logs.iter().all(|l| l["level"].is_string() && l["fields"].is_object()), "{logs:?}");
+}
+
+/// A run refused before it crawls (a bad setting, a state directory that is not kumo's)
+/// leaves no output file and no state behind, so the next run is not refused for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_run_leaves_no_output_file_and_no_state() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/mine.txt"), "mine").unwrap();
+    for (args, code) in [
+        (&["crawl", "http://127.0.0.1:9/", "-o", "out.jsonl", "-c", "0"][..], 2),
+        (&["crawl", "http://127.0.0.1:9/", "-o", "out.jsonl", "--state", "notes"], 1),
+    ] {
+        let o = common::kumo_in(dir.path(), args).await;
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(!dir.path().join("out.jsonl").exists(), "{args:?}: no output file left");
+        assert!(!dir.path().join(".kumo").exists(), "{args:?}: no state left");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes/mine.txt")).unwrap(), "mine");
+}

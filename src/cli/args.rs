@@ -10,9 +10,13 @@ pub struct Cli {
     /// More log output (-v: info, -vv: debug, -vvv: trace). RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
-    /// Only errors on standard error.
+    /// Only errors on standard error: no logs below error, no summary, no status lines.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// How log lines are written on standard error: text (coloured only on a terminal) or
+    /// json (one object per line).
+    #[arg(long, value_enum, global = true, default_value = "text", value_name = "FORMAT")]
+    pub log_format: super::logging::LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }

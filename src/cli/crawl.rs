@@ -176,9 +176,13 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
     let cfg = config_from_args(&a, seeds).map_err(usage)?;
-    let sink = open_output(&a).await?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
-    let durable = !a.state.memory;
+    // Every setting is checked before anything is created: a refused run leaves no output
+    // file and no state behind.
+    cfg.check().map_err(|e| usage(e.into()))?;
+    kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
+    let new_file = NewFile::note(&a);
+    let sink = open_output(&a).await?;
     let outputs = [sink.name()];
     let storage = super::state::Storage {
         dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
@@ -189,7 +193,45 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         max_host_pause: cfg.max_host_pause,
         who: "",
     };
-    let opened = super::state::open_storage(&a.state, storage).await?;
+    let opened = match super::state::open_storage(&a.state, storage).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            new_file.remove_if_untouched();
+            return Err(e);
+        }
+    };
+    crawl(a, cfg, opened, sink).await
+}
+
+/// A JSON Lines output this run is about to create: if the crawl's state cannot be opened (a
+/// foreign or damaged directory, Redis away), the empty file goes too, so a refused run
+/// leaves nothing behind.
+struct NewFile(Option<std::path::PathBuf>);
+
+impl NewFile {
+    fn note(a: &CrawlArgs) -> Self {
+        let target = a.overwrite_output.as_deref().unwrap_or(a.output.as_str());
+        let is_file =
+            target != "-" && !target.starts_with("postgres://") && !target.starts_with("postgresql://");
+        NewFile((is_file && !Path::new(target).exists()).then(|| target.into()))
+    }
+
+    fn remove_if_untouched(self) {
+        if let Some(p) = self.0
+            && std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() == 0)
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+async fn crawl(
+    a: CrawlArgs,
+    cfg: CrawlConfig,
+    opened: super::state::Opened,
+    sink: Box<dyn Sink>,
+) -> Result<ExitCode> {
+    let durable = !a.state.memory;
     let mut engine = opened.state.engine();
     let frontier = opened.state.frontier.clone();
     engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
@@ -217,7 +259,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     tracing::info!("crawl started");
     tokio::spawn(engine.stopper().follow(stop));
 
-    let bar = (!a.no_progress).then(|| ProgressBar::start(engine.progress()));
+    let bar = (!a.no_progress && !super::logging::quiet()).then(|| ProgressBar::start(engine.progress()));
     let summary = engine.wait().await;
     opened.close().await;
     let summary = summary?;
@@ -232,7 +274,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
 
 /// Prints the human summary on standard error and writes the JSON one if asked.
 pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
-    eprint!("{summary}");
+    say!("{}", summary.to_string().trim_end());
     if let Some(p) = json_path {
         let text = serde_json::to_string_pretty(summary)?;
         std::fs::write(p, text + "\n")

@@ -34,7 +34,7 @@ pub async fn run(a: DemoArgs) -> Result<ExitCode> {
         std::fs::remove_file(&items).with_context(|| format!("cannot remove {}", items.display()))?;
     }
     let server = ServerBuilder::new().directory(site).start().await.context("cannot start the test site")?;
-    eprintln!("serving testdata/quotes-site at {}; crawling it with examples/quotes.toml", server.base_url());
+    say!("serving testdata/quotes-site at {}; crawling it with examples/quotes.toml", server.base_url());
     // The spider file writes `quotes.jsonl` relative to the folder kumo runs in.
     std::env::set_current_dir(&dir).with_context(|| format!("cannot enter {}", dir.display()))?;
     let base = server.base_url();
@@ -53,6 +53,6 @@ pub async fn run(a: DemoArgs) -> Result<ExitCode> {
     let Command::Crawl(crawl) = cli.command else { unreachable!("the arguments name crawl") };
     let code = super::crawl::run(*crawl).await;
     server.shutdown().await;
-    eprintln!("items: {}", items.display());
+    say!("items: {}", items.display());
     code
 }

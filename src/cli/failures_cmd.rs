@@ -65,7 +65,7 @@ async fn export(a: ExportArgs) -> Result<()> {
         Some(redis) => redis.export_failures(&mut out).await?,
         None => open(&a.state)?.export_failures(&mut out)?,
     };
-    eprintln!("exported {n} failures to {}", describe(&a.output));
+    say!("exported {n} failures to {}", describe(&a.output));
     Ok(())
 }
 

@@ -59,13 +59,13 @@ async fn export(a: ExportArgs) -> Result<()> {
     if let Some(redis) = a.state.redis().await? {
         let mut out = output(&a.output)?;
         let n = redis.export_queue(&mut out).await?;
-        eprintln!("exported {n} queued requests to {}", describe(&a.output));
+        say!("exported {n} queued requests to {}", describe(&a.output));
         return Ok(());
     }
     let store = open(&a.state)?;
     let mut out = output(&a.output)?;
     let n = store.export_queue(&mut out)?;
-    eprintln!("exported {n} queued requests to {}", describe(&a.output));
+    say!("exported {n} queued requests to {}", describe(&a.output));
     Ok(())
 }
 

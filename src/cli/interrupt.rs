@@ -17,10 +17,10 @@ pub fn stop_requests() -> Result<watch::Receiver<Option<StopMode>>> {
     let (tx, rx) = watch::channel(None);
     tokio::spawn(async move {
         if let Some(name) = next(&mut interrupts, &mut terms).await {
-            eprintln!("stopping ({name}): finishing what is in flight (Ctrl-C or SIGTERM again to stop now)");
+            say!("stopping ({name}): finishing what is in flight (Ctrl-C or SIGTERM again to stop now)");
             tx.send_replace(Some(StopMode::Graceful));
             if let Some(name) = next(&mut interrupts, &mut terms).await {
-                eprintln!("stopping now ({name}): what was in flight is fetched again on resume");
+                say!("stopping now ({name}): what was in flight is fetched again on resume");
                 tx.send_replace(Some(StopMode::Now));
             }
         }

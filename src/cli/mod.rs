@@ -1,6 +1,16 @@
 //! Command-line parsing and dispatch. Only this layer uses `anyhow`; the crates it calls
 //! return typed errors.
 
+/// A status line on standard error (a summary, "resuming from …"), unless `-q` asked for
+/// errors only.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if !$crate::cli::logging::quiet() {
+            eprintln!($($t)*)
+        }
+    };
+}
+
 mod args;
 mod bench;
 mod crawl;
@@ -45,7 +55,7 @@ where
 
 pub fn main() -> ExitCode {
     let cli = parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
-    logging::init(cli.verbose, cli.quiet);
+    logging::init(cli.verbose, cli.quiet, cli.log_format);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -124,7 +124,7 @@ pub fn of_crawl(
             return Exit::Error;
         }
         StopCause::Stopped | StopCause::StoppedNow => {
-            eprintln!("{who}stopped before finishing; {resume}");
+            say!("{who}stopped before finishing; {resume}");
             return Exit::Stopped;
         }
         StopCause::Drained | StopCause::MaxPages | StopCause::MaxDuration => {}

@@ -95,11 +95,11 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     for run in runs {
         match run.result {
             Ok(summary) => {
-                eprintln!("site \"{}\":", run.name);
-                eprint!("{summary}");
+                say!("site \"{}\":", run.name);
+                say!("{}", summary.to_string().trim_end());
                 for p in summary.modules.pipelines.iter().filter_map(|m| m.extra.get("processors")) {
                     for p in p.as_array().into_iter().flatten() {
-                        eprintln!(
+                        say!(
                             "  {:<24} seen {} kept {} dropped {} invalid {}",
                             p["name"].as_str().unwrap_or_default(),
                             p["seen"],

@@ -87,7 +87,7 @@ pub fn open_at(a: &StateArgs, path: &Path, politeness: Politeness) -> Result<Opt
 pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> Result<()> {
     if store.resumed() {
         let stats = store.stats().await?;
-        eprintln!(
+        say!(
             "{who}resuming from {} ({} queued, {} failed; --fresh starts over)",
             store.dir().display(),
             stats.queued,
@@ -96,7 +96,7 @@ pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> 
         for h in store.host_views() {
             let Some(left) = h.paused_for else { continue };
             let waits = left.min(max_pause);
-            eprintln!(
+            say!(
                 "{who}  {} is paused by its server for {} more; this run waits {} \
                  (kumo frontier hosts --state {} --unpause {} lifts it)",
                 h.key,
@@ -233,7 +233,7 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<Red
     };
     if a.fresh {
         let keys = RedisFrontier::forget(url, &crawl).await?;
-        eprintln!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
+        say!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
     }
     let mut cfg = RedisConfig::new(url, &crawl, &worker);
     cfg.config_id = s.config_id.clone();
@@ -242,9 +242,12 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<Red
     cfg.outage_wait = secs(a.redis_wait, "--redis-wait")?;
     let frontier = RedisFrontier::open(cfg).await?;
     let stats = frontier.stats().await?;
-    eprintln!(
+    say!(
         "{}worker {worker:?} joins crawl {crawl:?} on {url} ({} queued, {} in flight, {} failed)",
-        s.who, stats.queued, stats.leased, stats.failed
+        s.who,
+        stats.queued,
+        stats.leased,
+        stats.failed
     );
     Ok(Arc::new(frontier))
 }
