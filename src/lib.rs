@@ -11,6 +11,7 @@
 //! | [`parse`] | kumo-parse | the streaming link extractor, extraction models (CSS, XPath, regex, JSON) |
 //! | [`pipeline`] | kumo-pipeline | the pipeline and its sinks (JSON Lines, CSV, PostgreSQL) |
 //! | [`engine`] | kumo-engine | the engine, status machine, summary |
+//! | [`spider`] | kumo-spider | the Collector (callbacks on elements), spiders and spider files |
 //! | [`store_embedded`] | kumo-store-embedded | the default storage: a crawl state directory |
 //! | [`store_redis`] | kumo-store-redis | shared storage in Redis for distributed crawls |
 //! | [`testsite`] | kumo-testsite | the local test server |
@@ -21,6 +22,12 @@ pub use kumo_engine as engine;
 pub use kumo_frontier as frontier;
 pub use kumo_parse as parse;
 pub use kumo_pipeline as pipeline;
+pub use kumo_spider as spider;
 pub use kumo_store_embedded as store_embedded;
 pub use kumo_store_redis as store_redis;
 pub use kumo_testsite as testsite;
+
+// What most programs start from, at the top.
+pub use kumo_engine::{CrawlConfig, Engine, Summary};
+pub use kumo_spider::{Collector, Spider};
+pub use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
