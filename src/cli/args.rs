@@ -316,6 +316,13 @@ pub struct CrawlArgs {
     /// Largest body kept, in bytes after decompression.
     #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
     pub max_body: usize,
+    /// Also trust the certificate authorities in this PEM file (a private CA), beside the
+    /// system's (repeatable).
+    #[arg(long = "ca-file", value_name = "FILE")]
+    pub ca_files: Vec<std::path::PathBuf>,
+    /// Accept any TLS certificate, unverified: only for hosts you control (a test server).
+    #[arg(long)]
+    pub insecure: bool,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,

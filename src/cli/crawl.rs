@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{DownloaderConfig, UserAgent};
+use kumo_downloader::{DownloaderConfig, ExtraRoots, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
@@ -57,6 +57,22 @@ fn parse_rate(s: &str) -> Result<RateLimit> {
     Ok(RateLimit::new(max, Duration::from_secs_f64(count * unit_secs)))
 }
 
+/// The certificates of every `--ca-file`, checked: a missing file or one with no certificate
+/// is refused by name.
+pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
+    let mut pem = Vec::new();
+    for f in files {
+        let text = std::fs::read(f).with_context(|| format!("cannot read --ca-file {}", f.display()))?;
+        ExtraRoots::from_pem(text.clone()).with_context(|| format!("--ca-file {}", f.display()))?;
+        pem.extend_from_slice(&text);
+        pem.push(b'\n');
+    }
+    if pem.is_empty() {
+        return Ok(ExtraRoots::default());
+    }
+    Ok(ExtraRoots::from_pem(pem)?)
+}
+
 /// `secs` as a duration, or an error naming `flag` (negative, not a number, or too large).
 fn seconds(secs: f64, flag: &str) -> Result<Duration> {
     Duration::try_from_secs_f64(secs).map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds"))
@@ -79,6 +95,8 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         [one] => UserAgent::Fixed(one.clone()),
         many => UserAgent::rotate(many.to_vec()),
     };
+    downloader.extra_roots = trusted_roots(&a.ca_files)?;
+    downloader.accept_invalid_certs = a.insecure;
     let max_duration = match a.max_duration {
         Some(s) if s.is_finite() && s > 0.0 => Some(seconds(s, "--max-duration")?),
         Some(_) => bail!("--max-duration must be a positive number of seconds"),

@@ -22,7 +22,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 13] = [
+const SPIDER_FILE_OPTIONS: [&str; 15] = [
     "state",
     "memory",
     "fresh",
@@ -36,6 +36,9 @@ const SPIDER_FILE_OPTIONS: [&str; 13] = [
     "no-progress",
     "seed-base",
     "failure-threshold",
+    // Where this machine finds trust, for every site.
+    "ca-file",
+    "insecure",
 ];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
@@ -61,11 +64,14 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
+    let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
     // Workers sharing a crawl must run the same file.
     let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(&file).unwrap_or_default());
     let mut jobs = Vec::new();
     let mut closers = Vec::new();
-    for site in spiders.sites {
+    for mut site in spiders.sites {
+        site.crawl.downloader.extra_roots = roots.clone();
+        site.crawl.downloader.accept_invalid_certs = a.insecure;
         let sinks = open_sinks(&site).await.with_context(|| format!("site \"{}\"", site.name))?;
         let starts: Vec<Url> = site.crawl.seeds.iter().chain(&site.crawl.sitemaps).cloned().collect();
         let dir = state::site_dir(&a.state, &site.name, &starts);

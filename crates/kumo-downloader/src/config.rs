@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{CookieJar, UserAgent};
+use crate::{BuildError, CookieJar, UserAgent};
 
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
@@ -33,6 +33,41 @@ pub struct DownloaderConfig {
     /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL).
     /// Without one, requests go direct (proxy environment variables are not read).
     pub proxy: Option<String>,
+    /// Root certificates trusted beside the system's (a private certificate authority).
+    pub extra_roots: ExtraRoots,
+    /// Accept any server certificate, unverified (`--insecure`): only for hosts you control.
+    pub accept_invalid_certs: bool,
+}
+
+/// Root certificates to trust beside the system's, as checked PEM text.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ExtraRoots(Vec<u8>);
+
+impl ExtraRoots {
+    /// Takes PEM text holding one or more certificates; refuses text that holds none.
+    pub fn from_pem(pem: Vec<u8>) -> Result<Self, BuildError> {
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| BuildError(format!("not PEM certificates: {e}")))?;
+        if certs.is_empty() {
+            return Err(BuildError("no certificate in it (PEM, -----BEGIN CERTIFICATE-----)".into()));
+        }
+        Ok(ExtraRoots(pem))
+    }
+
+    pub(crate) fn certificates(&self) -> Vec<reqwest::Certificate> {
+        // Checked when made: only an empty set parses to nothing.
+        reqwest::Certificate::from_pem_bundle(&self.0).unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for ExtraRoots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ExtraRoots({} certificates)", self.certificates().len())
+    }
 }
 
 impl Default for DownloaderConfig {
@@ -47,6 +82,8 @@ impl Default for DownloaderConfig {
             proxy: None,
             cookies: true,
             cookie_jar: None,
+            extra_roots: ExtraRoots::default(),
+            accept_invalid_certs: false,
         }
     }
 }

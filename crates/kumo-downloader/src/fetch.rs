@@ -47,6 +47,12 @@ impl Downloader {
             let jar = cfg.cookie_jar.clone().unwrap_or_else(|| Arc::new(CookieJar::in_memory()));
             builder = builder.cookie_provider(jar);
         }
+        if !cfg.extra_roots.is_empty() {
+            builder = builder.tls_certs_merge(cfg.extra_roots.certificates());
+        }
+        if cfg.accept_invalid_certs {
+            builder = builder.tls_danger_accept_invalid_certs(true);
+        }
         let client = builder
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)

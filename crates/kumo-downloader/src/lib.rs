@@ -13,7 +13,7 @@ mod error;
 mod fetch;
 mod user_agent;
 
-pub use config::{DEFAULT_USER_AGENT, DownloaderConfig};
+pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;

@@ -48,9 +48,11 @@ mod record;
 mod server;
 pub mod services;
 mod synthetic;
+mod tls;
 
 pub use fixture::Fixture;
 pub use proxy::ForwardProxy;
 pub use record::Hit;
 pub use server::{ServerBuilder, TestServer};
 pub use synthetic::{GroundTruth, SiteConfig};
+pub use tls::TlsIdentity;

@@ -15,7 +15,8 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -24,6 +25,7 @@ use crate::directory::Directory;
 use crate::fixture::{Fixture, Prepared, error_page};
 use crate::record::{Hit, Recorder};
 use crate::synthetic::{Site, SiteConfig};
+use crate::tls::TlsIdentity;
 
 /// How long open connections get to finish their current response at shutdown.
 const GRACE: Duration = Duration::from_millis(250);
@@ -41,6 +43,7 @@ pub struct ServerBuilder {
     dir: Option<PathBuf>,
     fixtures: Vec<(String, Vec<Fixture>)>,
     record: bool,
+    tls: Option<TlsIdentity>,
 }
 
 impl Default for ServerBuilder {
@@ -59,6 +62,7 @@ impl ServerBuilder {
             dir: None,
             fixtures: Vec::new(),
             record: true,
+            tls: None,
         }
     }
 
@@ -100,6 +104,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves HTTPS with this certificate chain and key instead of plain HTTP.
+    pub fn tls(mut self, identity: TlsIdentity) -> Self {
+        self.tls = Some(identity);
+        self
+    }
+
     /// With `false`, keeps no request log (only the atomic count), for benchmarks.
     pub fn record(mut self, on: bool) -> Self {
         self.record = on;
@@ -136,6 +146,8 @@ impl ServerBuilder {
             None => None,
         };
 
+        let tls = self.tls.as_ref().map(crate::tls::acceptor).transpose()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let listener = bind(SocketAddr::new(self.ip, self.port))?;
         let addr = listener.local_addr()?;
         let recorder = Arc::new(Recorder::new(self.record));
@@ -147,8 +159,8 @@ impl ServerBuilder {
             recorder: Arc::clone(&recorder),
         });
         let (stop_tx, stop_rx) = watch::channel(());
-        let task = tokio::spawn(accept_loop(listener, router, stop_rx));
-        Ok(TestServer { addr, recorder, stop: stop_tx, task })
+        let task = tokio::spawn(accept_loop(listener, router, tls, stop_rx));
+        Ok(TestServer { addr, scheme, recorder, stop: stop_tx, task })
     }
 }
 
@@ -167,6 +179,7 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 #[derive(Debug)]
 pub struct TestServer {
     addr: SocketAddr,
+    scheme: &'static str,
     recorder: Arc<Recorder>,
     /// Dropping the sender is the stop signal, so dropping the server stops it too.
     stop: watch::Sender<()>,
@@ -179,14 +192,14 @@ impl TestServer {
         self.addr
     }
 
-    /// `http://IP:PORT`, without a trailing slash.
+    /// `http://IP:PORT` (`https://` with [`ServerBuilder::tls`]), without a trailing slash.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// `base_url() + path`; `path` should start with `/`.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        format!("{}{path}", self.base_url())
     }
 
     /// Every request served so far, in arrival order (empty when recording is off).
@@ -215,14 +228,30 @@ impl TestServer {
     }
 }
 
-async fn accept_loop(listener: TcpListener, router: Arc<Router>, mut stop: watch::Receiver<()>) {
+async fn accept_loop(
+    listener: TcpListener,
+    router: Arc<Router>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    mut stop: watch::Receiver<()>,
+) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
             _ = stop.changed() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    conns.spawn(serve_connection(stream, Arc::clone(&router), stop.clone()));
+                    // Trickled chunks must leave at once, not wait for Nagle's algorithm.
+                    let _ = stream.set_nodelay(true);
+                    let (router, stop) = (Arc::clone(&router), stop.clone());
+                    match tls.clone() {
+                        None => conns.spawn(serve_connection(stream, router, stop)),
+                        // A client that refuses the certificate ends its handshake: nothing to serve.
+                        Some(tls) => conns.spawn(async move {
+                            if let Ok(stream) = tls.accept(stream).await {
+                                serve_connection(stream, router, stop).await;
+                            }
+                        }),
+                    };
                 }
                 // Out of file descriptors and the like: back off briefly instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
@@ -237,9 +266,10 @@ async fn accept_loop(listener: TcpListener, router: Arc<Router>, mut stop: watch
     let _ = tokio::time::timeout(GRACE * 2, drained).await;
 }
 
-async fn serve_connection(stream: TcpStream, router: Arc<Router>, mut stop: watch::Receiver<()>) {
-    // Trickled chunks must leave at once, not wait for Nagle's algorithm.
-    let _ = stream.set_nodelay(true);
+async fn serve_connection<S>(stream: S, router: Arc<Router>, mut stop: watch::Receiver<()>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |req| {
         let router = Arc::clone(&router);
         async move { Ok::<_, Infallible>(router.handle(req).await) }
