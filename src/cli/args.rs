@@ -288,6 +288,14 @@ pub struct CrawlArgs {
     /// failures do not count. 0 means no limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_pages: u64,
+    /// Stop gracefully once this many items are written (what is in flight still finishes,
+    /// so a few more may come). 0 means no limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_items: u64,
+    /// Stop gracefully once this many errors were counted (retried ones too), and exit with
+    /// status 4. 0 means no limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_errors: u64,
     /// Stop gracefully after this many seconds.
     #[arg(long, value_name = "SECS")]
     pub max_duration: Option<f64>,

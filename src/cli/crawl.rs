@@ -153,6 +153,8 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         downloader,
         proxies: a.proxies.clone(),
         max_pages: a.max_pages,
+        max_items: a.max_items,
+        max_errors: a.max_errors,
         max_duration,
         max_retries: a.retries,
         max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,

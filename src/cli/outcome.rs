@@ -10,14 +10,15 @@ use kumo_engine::{StopCause, Summary};
 /// The exit statuses, as `kumo crawl --help` lists them.
 pub const EXIT_STATUS_HELP: &str = "\
 Exit status:
-  0  finished: nothing left to fetch, or a --max-pages or --max-duration limit reached
+  0  finished: nothing left to fetch, or a --max-pages, --max-items or --max-duration limit
+     reached
   1  error: an output or the crawl state could not be written (the crawl then stops, what
      is in flight committed), no page could be fetched, or the crawl could not start (a
      refused state or output)
   2  bad usage: an option, a start URL or the spider file is wrong; nothing was crawled
   3  stopped before finishing (Ctrl-C, SIGTERM): run the same command again to resume
   4  finished, but more than --failure-threshold percent of the requests failed for good
-     (kumo failures list --state DIR lists them)";
+     (kumo failures list --state DIR lists them), or stopped at --max-errors";
 
 /// How a crawl ended, for its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +128,11 @@ pub fn of_crawl(
             say!("{who}stopped before finishing; {resume}");
             return Exit::Stopped;
         }
-        StopCause::Drained | StopCause::MaxPages | StopCause::MaxDuration => {}
+        StopCause::MaxErrors => {
+            eprintln!("{who}stopped: --max-errors reached; {resume}");
+            return Exit::Failures;
+        }
+        StopCause::Drained | StopCause::MaxPages | StopCause::MaxItems | StopCause::MaxDuration => {}
     }
     if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
         eprintln!("error: {who}no page could be fetched");

@@ -32,6 +32,12 @@ pub struct CrawlConfig {
     pub proxies: Vec<String>,
     /// Stop after this many fetches; 0 means no limit.
     pub max_pages: u64,
+    /// Stop gracefully once this many items are committed; 0 means no limit. The pages in
+    /// flight then still finish, so their items come on top.
+    pub max_items: u64,
+    /// Stop gracefully once this many errors were counted (any stage, retried ones too); 0
+    /// means no limit.
+    pub max_errors: u64,
     /// Stop gracefully after this long.
     pub max_duration: Option<Duration>,
     /// Retries of a retryable failure before it is recorded as failed.
@@ -68,6 +74,8 @@ impl Default for CrawlConfig {
             downloader: DownloaderConfig::default(),
             proxies: Vec::new(),
             max_pages: 0,
+            max_items: 0,
+            max_errors: 0,
             max_duration: None,
             max_retries: 2,
             retry_backoff: Duration::from_millis(500),

@@ -247,6 +247,14 @@ pub(crate) async fn run(
             stopping = true;
             cause.get_or_insert(StopCause::MaxPages);
         }
+        if !stopping && cfg.max_items != 0 && tally.items >= cfg.max_items {
+            stopping = true;
+            cause.get_or_insert(StopCause::MaxItems);
+        }
+        if !stopping && cfg.max_errors != 0 && tally.errors.values().sum::<u64>() >= cfg.max_errors {
+            stopping = true;
+            cause.get_or_insert(StopCause::MaxErrors);
+        }
         // How many more leases may go out now: the free slots, within what is left of the page
         // budget once the leases in flight are counted as pages.
         let room = |in_flight: usize, pages_done: u64| {

@@ -33,7 +33,10 @@ pub enum StopCause {
     /// Nothing left to fetch and nothing in flight.
     Drained,
     MaxPages,
+    MaxItems,
     MaxDuration,
+    /// `max_errors` errors were counted.
+    MaxErrors,
     /// A graceful stop was asked for.
     Stopped,
     /// An immediate stop was asked for; what was in flight was abandoned.
@@ -50,6 +53,8 @@ impl StopCause {
         match self {
             StopCause::Drained => "drained",
             StopCause::MaxPages => "max-pages",
+            StopCause::MaxItems => "max-items",
+            StopCause::MaxErrors => "max-errors",
             StopCause::MaxDuration => "max-duration",
             StopCause::Stopped => "stopped",
             StopCause::StoppedNow => "stopped-now",

@@ -296,6 +296,8 @@ pub(super) fn site(
         politeness: Politeness { default: default_policy, rules },
         auto_throttle,
         max_pages: raw.max_pages,
+        max_items: raw.max_items,
+        max_errors: raw.max_errors,
         robots: kumo_engine::RobotsConfig { obey: raw.obey_robots, ..Default::default() },
         max_host_pause: raw
             .max_host_pause_secs

@@ -38,6 +38,10 @@ pub(super) struct RawSite {
     pub limit: Vec<Spanned<RawLimit>>,
     #[serde(default)]
     pub max_pages: u64,
+    #[serde(default)]
+    pub max_items: u64,
+    #[serde(default)]
+    pub max_errors: u64,
     #[serde(default = "yes")]
     pub obey_robots: bool,
     /// The longest a server may pause a whole host (429/503 with `Retry-After`), in seconds;
