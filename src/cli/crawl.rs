@@ -34,27 +34,9 @@ pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
         .collect()
 }
 
-/// Reads `10/s`, `100/min`, `5/2s`, `1000/h` as a rate limit.
-#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0.0)` also refuses NaN
+/// A `--rate-limit` value, or an error naming the flag.
 fn parse_rate(s: &str) -> Result<RateLimit> {
-    let bad = || anyhow::anyhow!("--rate-limit {s:?}: expected MAX/PERIOD such as 10/s, 100/min or 5/2s");
-    let (max, period) = s.split_once('/').ok_or_else(bad)?;
-    let max: u32 = max.trim().parse().map_err(|_| bad())?;
-    let period = period.trim();
-    let split = period.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(period.len());
-    let (count, unit) = period.split_at(split);
-    let count: f64 = if count.is_empty() { 1.0 } else { count.parse().map_err(|_| bad())? };
-    let unit_secs = match unit {
-        "ms" => 0.001,
-        "s" | "sec" => 1.0,
-        "m" | "min" => 60.0,
-        "h" | "hour" => 3600.0,
-        _ => return Err(bad()),
-    };
-    if max == 0 || !(count > 0.0) {
-        return Err(bad());
-    }
-    Ok(RateLimit::new(max, Duration::from_secs_f64(count * unit_secs)))
+    s.parse::<RateLimit>().with_context(|| format!("--rate-limit {s:?}"))
 }
 
 /// The certificates of every `--ca-file`, checked: a missing file or one with no certificate

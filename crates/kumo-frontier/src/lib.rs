@@ -37,7 +37,7 @@ pub use frontier::{
 };
 pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
-pub use politeness::{HostPolicy, HostRule, Politeness, RateLimit};
+pub use politeness::{BadRateLimit, HostPolicy, HostRule, Politeness, RateLimit};
 pub use schedule::{HostView, LiftedPause};
 pub use scope::{Scope, ScopeConfig, ScopeError, UrlPattern};
 pub use seen::{MemorySeenSet, SeenSet};

@@ -84,6 +84,39 @@ pub struct RateLimit {
     pub per: Duration,
 }
 
+/// A rate limit that does not read as `MAX/PERIOD`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rate limit {0:?}: expected MAX/PERIOD such as 10/s, 100/min or 5/2s")]
+pub struct BadRateLimit(pub String);
+
+impl std::str::FromStr for RateLimit {
+    type Err = BadRateLimit;
+
+    /// Reads `10/s`, `100/min`, `5/2s`, `1000/h`, `3/500ms`.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0.0)` also refuses NaN
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadRateLimit(s.to_string());
+        let (max, period) = s.split_once('/').ok_or_else(bad)?;
+        let max: u32 = max.trim().parse().map_err(|_| bad())?;
+        let period = period.trim();
+        let split = period.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(period.len());
+        let (count, unit) = period.split_at(split);
+        let count: f64 = if count.is_empty() { 1.0 } else { count.parse().map_err(|_| bad())? };
+        let unit_secs = match unit {
+            "ms" => 0.001,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" | "hour" => 3600.0,
+            _ => return Err(bad()),
+        };
+        if max == 0 || !(count > 0.0) {
+            return Err(bad());
+        }
+        let per = Duration::try_from_secs_f64(count * unit_secs).map_err(|_| bad())?;
+        Ok(RateLimit::new(max, per))
+    }
+}
+
 impl RateLimit {
     /// Longest window honored; longer ones are cut to this (keeps `Instant` arithmetic finite).
     const MAX_PER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -407,6 +440,21 @@ mod tests {
         assert_eq!(p.rate_limits_for("a.test"), &[RateLimit::per_second(10), RateLimit::per_minute(100)]);
         assert_eq!(p.rate_limits_for("b.test"), &[RateLimit::per_hour(5)]);
         assert!(Politeness::default().rate_limits_for("a.test").is_empty());
+    }
+
+    #[test]
+    fn rate_limits_read_as_max_per_period() {
+        let read = |s: &str| s.parse::<RateLimit>();
+        assert_eq!(read("10/s"), Ok(RateLimit::per_second(10)));
+        assert_eq!(read("100/min"), Ok(RateLimit::per_minute(100)));
+        assert_eq!(read(" 5 / h "), Ok(RateLimit::per_hour(5)));
+        assert_eq!(read("5/2s"), Ok(RateLimit::new(5, Duration::from_secs(2))));
+        assert_eq!(read("3/500ms"), Ok(RateLimit::new(3, Duration::from_millis(500))));
+        assert_eq!(read("1/0.5m"), Ok(RateLimit::new(1, Duration::from_secs(30))));
+        for bad in ["", "10", "0/s", "10/", "10/week", "x/s", "10/0s", "10/-1s", "10/1e999h", "10/NaNs"] {
+            let e = read(bad).unwrap_err();
+            assert!(e.to_string().contains("expected MAX/PERIOD"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -95,3 +95,27 @@ fn limit_rule_mistakes_are_named() {
     let e = err(&format!("{HEAD}[[site.limit]]\nhost = \"a.test\"\nproxy = \"http://x\"\n"));
     assert!(e.to_string().contains("unknown field `proxy`"), "{e}");
 }
+
+/// `rate_limit` on a site holds for every host, and a `[[site.limit]]` rule's own replaces it
+/// for the hosts it matches; a rule without one keeps the site's.
+#[test]
+fn rate_limits_are_set_per_site_and_per_rule() {
+    use kumo_frontier::RateLimit;
+    let f = file(&format!(
+        "{HEAD}rate_limit = [\"10/s\", \"100/min\"]\n\
+         [[site.limit]]\nhost = \"slow.test\"\nrate_limit = [\"5/h\"]\n\
+         [[site.limit]]\nhost = \"api.test\"\nper_host = 2\n"
+    ));
+    let p = &f.sites[0].crawl.politeness;
+    let site = [RateLimit::per_second(10), RateLimit::per_minute(100)];
+    assert_eq!(p.rate_limits_for("slow.test"), &[RateLimit::per_hour(5)], "the rule's own");
+    assert_eq!(p.rate_limits_for("api.test"), &site, "a rule without one keeps the site's");
+    assert_eq!(p.rate_limits_for("other.test"), &site, "every other host: the site's");
+    assert!(file(HEAD).sites[0].crawl.politeness.rate_limits_for("other.test").is_empty(), "none unless set");
+
+    let e = err(&format!("{HEAD}rate_limit = [\"10/s\", \"often\"]\n"));
+    assert_eq!((e.line, e.field.as_deref()), (4, Some("site \"s\" → rate_limit")), "{e}");
+    assert!(e.message.contains("expected MAX/PERIOD"), "{e}");
+    let e = err(&format!("{HEAD}[[site.limit]]\nhost = \"a.test\"\nrate_limit = [\"0/s\"]\n"));
+    assert_eq!((e.line, e.field.as_deref()), (6, Some("site \"s\" → limit[0].rate_limit")), "{e}");
+}

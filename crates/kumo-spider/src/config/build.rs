@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kumo_engine::{AutoThrottle, CrawlConfig};
-use kumo_frontier::{HostPolicy, HostRule, Politeness, ScopeConfig};
+use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig};
 use kumo_parse::extract::{Field, Selector};
 use kumo_parse::{CompiledModel, Model};
 use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
@@ -86,13 +86,25 @@ fn json(v: &toml::Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Builds one limit rule over the site's default `policy`.
+/// Reads `rate_limit` values, with an error at the bad one.
+fn rate_limits(
+    lines: &Lines,
+    at: &str,
+    raw: &[Spanned<String>],
+) -> Result<Vec<RateLimit>, SpiderConfigError> {
+    raw.iter()
+        .map(|r| r.get_ref().parse::<RateLimit>().map_err(|e| lines.error(r.span().start, at, e)))
+        .collect()
+}
+
+/// Builds one limit rule over the site's default `policy` and rate limits.
 fn limit_rule(
     lines: &Lines,
     at: &str,
     rule_at: usize,
     raw: &RawLimit,
     policy: HostPolicy,
+    site_rates: &[RateLimit],
 ) -> Result<HostRule, SpiderConfigError> {
     let policy = HostPolicy {
         parallelism: raw.per_host.unwrap_or(policy.parallelism),
@@ -114,6 +126,10 @@ fn limit_rule(
                 "a limit rule needs exactly one of `host` (a glob) and `regex`",
             ));
         }
+    };
+    rule = match &raw.rate_limit {
+        Some(own) => rule.with_rate_limits(rate_limits(lines, &format!("{at}.rate_limit"), own)?),
+        None => rule.with_rate_limits(site_rates.iter().copied()),
     };
     for (name, value) in &raw.headers {
         if http::HeaderName::from_bytes(name.as_bytes()).is_err()
@@ -276,14 +292,23 @@ pub(super) fn site(
         delay: Duration::from_millis(raw.delay_ms),
         random_delay: Duration::from_millis(raw.random_delay_ms),
     };
-    let rules = raw
+    let site_rates = rate_limits(lines, &here("rate_limit"), &raw.rate_limit)?;
+    let mut rules = raw
         .limit
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            limit_rule(lines, &here(&format!("limit[{i}]")), l.span().start, l.get_ref(), default_policy)
+            let at = here(&format!("limit[{i}]"));
+            limit_rule(lines, &at, l.span().start, l.get_ref(), default_policy, &site_rates)
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if !site_rates.is_empty() {
+        // Hosts no limit rule matches: the site's policy with its rate limits (first match
+        // wins, so this goes last).
+        let every =
+            HostRule::new("*", default_policy).map_err(|e| lines.error(site_at, here("rate_limit"), e))?;
+        rules.push(every.with_rate_limits(site_rates));
+    }
     let crawl = CrawlConfig {
         seeds,
         scope: ScopeConfig {

@@ -36,6 +36,10 @@ pub(super) struct RawSite {
     /// `per_host`, `delay_ms` and `random_delay_ms`.
     #[serde(default)]
     pub limit: Vec<Spanned<RawLimit>>,
+    /// At most so many requests per window to each host (`["10/s"]`), unless a `[[site.limit]]`
+    /// rule says otherwise.
+    #[serde(default)]
+    pub rate_limit: Vec<Spanned<String>>,
     #[serde(default)]
     pub max_pages: u64,
     #[serde(default)]
@@ -82,6 +86,9 @@ pub(super) struct RawLimit {
     /// A matching host's requests go through one of these (`http://`, `https://`, `socks5://`).
     #[serde(default)]
     pub proxies: Vec<Spanned<String>>,
+    /// `["10/s", "500/h"]`: at most so many requests per window to each matching host (every
+    /// window holds); the site's `rate_limit` when left out.
+    pub rate_limit: Option<Vec<Spanned<String>>>,
 }
 
 /// `auto_throttle = { target_concurrency = 1.0, start_delay_ms = 5000, max_delay_ms = 60000 }`;
