@@ -71,3 +71,33 @@ fn options_a_spider_file_does_not_take_are_refused_by_name() {
     assert!(stderr.contains("site.toml's [[site]] tables"), "{stderr}");
     assert!(!dir.path().join("x.jsonl").exists(), "nothing was written");
 }
+
+/// A spider-file run refused before it crawls (an output that would replace another
+/// program's file, a state directory that is not kumo's) leaves none of its new output files.
+#[test]
+fn a_refused_spider_run_leaves_no_new_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taken.csv"), "someone else's data\n").unwrap();
+    // With --state DIR, each site's state is DIR/NAME: here a folder that is not kumo's.
+    std::fs::create_dir_all(dir.path().join("notes/x")).unwrap();
+    std::fs::write(dir.path().join("notes/x/mine.txt"), "mine").unwrap();
+    let head = "[[site]]\nname = \"x\"\nseeds = [\"http://127.0.0.1:1/\"]\n";
+    for (output, extra) in [
+        ("output = { jsonl = \"new.jsonl\", csv = \"taken.csv\" }\n", &["--memory"][..]),
+        ("output = { jsonl = \"new.jsonl\" }\n", &["--state", "notes"][..]),
+    ] {
+        let file = dir.path().join("site.toml");
+        std::fs::write(&file, format!("{head}{output}")).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kumo"))
+            .current_dir(dir.path())
+            .args(["crawl", file.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{output}: {stderr}");
+        assert!(!dir.path().join("new.jsonl").exists(), "{output}: no new output left: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("taken.csv")).unwrap(), "someone else's data\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes/x/mine.txt")).unwrap(), "mine");
+}

@@ -12,6 +12,7 @@ use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, Ur
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
 use super::args::CrawlArgs;
+use super::new_files::NewFiles;
 use super::outcome::{self, usage};
 use super::progress::ProgressBar;
 
@@ -144,6 +145,13 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     })
 }
 
+/// The file `-o`/`-O` names, if it names a file (not standard output, not PostgreSQL).
+fn output_file(a: &CrawlArgs) -> Option<&Path> {
+    let target = a.overwrite_output.as_deref().unwrap_or(a.output.as_str());
+    let not_file = target == "-" || target.starts_with("postgres://") || target.starts_with("postgresql://");
+    (!not_file).then(|| Path::new(target))
+}
+
 /// `-`: standard output; `postgres://…` or `postgresql://…`: a PostgreSQL table (JSONB rows
 /// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file,
 /// which a new crawl replaces only with `-O`.
@@ -183,7 +191,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     // file and no state behind.
     cfg.check().map_err(|e| usage(e.into()))?;
     kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
-    let new_file = NewFile::note(&a);
+    let new_files = NewFiles::note(output_file(&a));
     let sink = open_output(&a).await?;
     let outputs = [sink.name()];
     let storage = super::state::Storage {
@@ -198,33 +206,11 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,
         Err(e) => {
-            new_file.remove_if_untouched();
+            new_files.remove();
             return Err(e);
         }
     };
     crawl(a, cfg, opened, sink).await
-}
-
-/// A JSON Lines output this run is about to create: if the crawl's state cannot be opened (a
-/// foreign or damaged directory, Redis away), the empty file goes too, so a refused run
-/// leaves nothing behind.
-struct NewFile(Option<std::path::PathBuf>);
-
-impl NewFile {
-    fn note(a: &CrawlArgs) -> Self {
-        let target = a.overwrite_output.as_deref().unwrap_or(a.output.as_str());
-        let is_file =
-            target != "-" && !target.starts_with("postgres://") && !target.starts_with("postgresql://");
-        NewFile((is_file && !Path::new(target).exists()).then(|| target.into()))
-    }
-
-    fn remove_if_untouched(self) {
-        if let Some(p) = self.0
-            && std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.len() == 0)
-        {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 async fn crawl(

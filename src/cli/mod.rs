@@ -21,6 +21,7 @@ mod hosts_cmd;
 mod inspect_io;
 mod interrupt;
 mod logging;
+mod new_files;
 mod outcome;
 mod parse_cmd;
 mod progress;

@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use kumo_engine::EngineError;
 use kumo_spider::{LoadOptions, SiteJob, SpiderFile, open_sinks, run_sites};
 use url::Url;
 
 use super::args::CrawlArgs;
+use super::new_files::NewFiles;
 use super::outcome::{self, Exit, usage};
 use super::state;
 
@@ -69,10 +71,21 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(&file).unwrap_or_default());
     let mut jobs = Vec::new();
     let mut closers = Vec::new();
+    let mut created = std::collections::HashMap::new();
     for mut site in spiders.sites {
         site.crawl.downloader.extra_roots = roots.clone();
         site.crawl.downloader.accept_invalid_certs = a.insecure;
-        let sinks = open_sinks(&site).await.with_context(|| format!("site \"{}\"", site.name))?;
+        // The site's output files created here go again if its outputs or its state are
+        // refused: nothing was crawled into them (earlier sites' states already name theirs).
+        let new_files =
+            NewFiles::note(site.output.jsonl.iter().chain(&site.output.csv).map(PathBuf::as_path));
+        let sinks = match open_sinks(&site).await {
+            Ok(sinks) => sinks,
+            Err(e) => {
+                new_files.remove();
+                return Err(anyhow::Error::from(e).context(format!("site \"{}\"", site.name)));
+            }
+        };
         let starts: Vec<Url> = site.crawl.seeds.iter().chain(&site.crawl.sitemaps).cloned().collect();
         let dir = state::site_dir(&a.state, &site.name, &starts);
         let who = format!("site \"{}\": ", site.name);
@@ -86,9 +99,16 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             max_host_pause: site.crawl.max_host_pause,
             who: &who,
         };
-        let opened = state::open_storage(&a.state, storage).await.context(who.clone())?;
+        let opened = match state::open_storage(&a.state, storage).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                new_files.remove();
+                return Err(e.context(who.clone()));
+            }
+        };
         let state = opened.state.clone();
         closers.push(opened);
+        created.insert(site.name.clone(), new_files);
         jobs.push(SiteJob { site, sinks, state });
     }
     let stop = super::interrupt::stop_requests()?;
@@ -121,6 +141,13 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                 summaries.insert(run.name, serde_json::to_value(&summary)?);
             }
             Err(e) => {
+                // Its outputs were refused when it started (one would replace a file it did not
+                // write): the files it created for them hold nothing.
+                if matches!(e, EngineError::Pipeline(_))
+                    && let Some(files) = created.remove(&run.name)
+                {
+                    files.remove();
+                }
                 // With its causes, as every other error is printed.
                 eprintln!("error: site \"{}\": {:#}", run.name, anyhow::Error::from(e));
                 exit = exit.worse(Exit::Error);
