@@ -50,6 +50,7 @@ async fn an_untrusted_certificate_is_refused_unless_its_authority_is_given() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "not trusted: {err}");
     assert!(err.to_lowercase().contains("certificate"), "says why: {err}");
+    assert!(err.contains("downloader:tls"), "counted as a TLS error, not a connect error: {err}");
     assert_eq!(pages(&o.stdout), 0);
 
     let ca = tls_dir().join("ca.pem");

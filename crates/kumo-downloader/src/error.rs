@@ -57,10 +57,13 @@ pub(crate) fn classify(e: &reqwest::Error) -> ErrorKind {
         if s.is::<rustls::Error>() {
             return ErrorKind::Tls;
         }
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::TimedOut
-        {
-            return ErrorKind::Timeout;
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return ErrorKind::Timeout;
+            }
+            if wraps_rustls(io) {
+                return ErrorKind::Tls;
+            }
         }
         src = s.source();
     }
@@ -73,6 +76,22 @@ pub(crate) fn classify(e: &reqwest::Error) -> ErrorKind {
     } else {
         ErrorKind::Other
     }
+}
+
+/// Whether an I/O error wraps rustls' own, maybe inside other I/O errors (an untrusted
+/// certificate arrives so: an I/O error's `source()` skips the error it wraps, so the chain
+/// walk alone never meets it).
+fn wraps_rustls(io: &std::io::Error) -> bool {
+    let mut inner = io.get_ref();
+    // Bounded: wrappers nest a level or two.
+    for _ in 0..8 {
+        let Some(e) = inner else { return false };
+        if e.is::<rustls::Error>() {
+            return true;
+        }
+        inner = e.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref);
+    }
+    false
 }
 
 /// A failure while the body was read. reqwest calls every one a decoding error, but kumo
