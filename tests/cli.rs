@@ -238,3 +238,35 @@ async fn a_refused_run_leaves_no_output_file_and_no_state() {
     }
     assert_eq!(std::fs::read_to_string(dir.path().join("notes/mine.txt")).unwrap(), "mine");
 }
+
+/// A link longer than 8 KiB is skipped with its reason (`url-too-long` in the summary), not
+/// sent to a server that would refuse it; the other links are crawled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_longer_than_8_kib_is_skipped_with_its_reason() {
+    let long = format!("/long/{}", "x".repeat(9 * 1024));
+    let page = format!(r#"<a href="{long}">long</a> <a href="/short">short</a>"#);
+    let server = ServerBuilder::new()
+        .fixture("/", kumo_testsite::Fixture::html(&page))
+        .fixture("/short", kumo_testsite::Fixture::html("<title>short</title>"))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let summary = dir.path().join("summary.json");
+    let o = kumo(&[
+        "crawl",
+        &server.url("/"),
+        "--memory",
+        "--ignore-robots",
+        "-o",
+        "-",
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ])
+    .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(s["skipped"]["url-too-long"], 1, "{s}");
+    assert_eq!(s["pages"], 2, "the start page and /short");
+    assert!(server.hits().iter().all(|h| !h.target.starts_with("/long/")), "never requested");
+}

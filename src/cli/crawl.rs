@@ -127,6 +127,8 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
             allow: a.allow.iter().map(|p| UrlPattern::parse(p)).collect(),
             deny: a.deny.iter().map(|p| UrlPattern::parse(p)).collect(),
             max_redirects: 10,
+            // The default: 8 KiB.
+            max_url_bytes: 0,
         },
         canonical: CanonicalOptions { sort_query: a.sort_query, strip_params: a.strip_params.clone() },
         dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },

@@ -24,6 +24,8 @@ pub enum SkipReason {
     PageLimit,
     /// The site's robots.txt disallows it.
     Robots,
+    /// Longer than the URL length limit (8 KiB by default): servers refuse such requests.
+    UrlTooLong,
 }
 
 impl SkipReason {
@@ -37,6 +39,7 @@ impl SkipReason {
             SkipReason::TooManyRedirects => "too-many-redirects",
             SkipReason::PageLimit => "page-limit",
             SkipReason::Robots => "robots",
+            SkipReason::UrlTooLong => "url-too-long",
         }
     }
 }

@@ -39,5 +39,5 @@ pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{BadRateLimit, HostPolicy, HostRule, Politeness, RateLimit};
 pub use schedule::{HostView, LiftedPause};
-pub use scope::{Scope, ScopeConfig, ScopeError, UrlPattern};
+pub use scope::{MAX_URL_BYTES, Scope, ScopeConfig, ScopeError, UrlPattern};
 pub use seen::{MemorySeenSet, SeenSet};

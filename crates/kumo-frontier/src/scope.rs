@@ -44,7 +44,13 @@ pub struct ScopeConfig {
     pub deny: Vec<UrlPattern>,
     /// Most redirects followed in a row.
     pub max_redirects: u8,
+    /// Longest URL fetched, in bytes; 0 means [`MAX_URL_BYTES`]. Longer links are skipped
+    /// (`url-too-long`) rather than sent to a server that would refuse them.
+    pub max_url_bytes: usize,
 }
+
+/// The default URL length limit: 8 KiB, what common servers accept in a request line.
+pub const MAX_URL_BYTES: usize = 8 * 1024;
 
 /// A bad scope setting.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +70,7 @@ pub struct Scope {
     any_domain: bool,
     max_depth: u32,
     max_redirects: u8,
+    max_url_bytes: usize,
     allow: Patterns,
     deny: Patterns,
 }
@@ -132,6 +139,7 @@ impl Scope {
             any_domain: cfg.any_domain,
             max_depth: cfg.max_depth,
             max_redirects: if cfg.max_redirects == 0 { 10 } else { cfg.max_redirects },
+            max_url_bytes: if cfg.max_url_bytes == 0 { MAX_URL_BYTES } else { cfg.max_url_bytes },
             allow: Patterns::build(&cfg.allow)?,
             deny: Patterns::build(&cfg.deny)?,
         })
@@ -147,6 +155,9 @@ impl Scope {
         let url = &req.url;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(SkipReason::Scheme);
+        }
+        if url.as_str().len() > self.max_url_bytes {
+            return Err(SkipReason::UrlTooLong);
         }
         if !self.any_domain && !url.host_str().is_some_and(|h| self.domain_allowed(h)) {
             return Err(SkipReason::Domain);
@@ -298,6 +309,20 @@ mod tests {
         assert!(matches!(Scope::new(&bad_re, &[]), Err(ScopeError::Regex(_))));
         let bad_glob = ScopeConfig { deny: vec![UrlPattern::parse("a[")], ..Default::default() };
         assert!(matches!(Scope::new(&bad_glob, &[]), Err(ScopeError::Glob { .. })));
+    }
+
+    #[test]
+    fn urls_longer_than_the_limit_are_skipped() {
+        // `http://a.test/` is 14 bytes.
+        let long = |n: usize| req(&format!("http://a.test/{}", "x".repeat(n - 14)), 0);
+        let at_most = |limit: usize| {
+            scope(ScopeConfig { any_domain: true, max_url_bytes: limit, ..Default::default() }, &[])
+        };
+        let default = at_most(0);
+        assert_eq!(default.check(&long(MAX_URL_BYTES)), Ok(()), "8 KiB exactly: fetched");
+        assert_eq!(default.check(&long(MAX_URL_BYTES + 1)), Err(SkipReason::UrlTooLong), "one byte more");
+        assert_eq!(at_most(100).check(&long(101)), Err(SkipReason::UrlTooLong), "a limit of one's own");
+        assert_eq!(at_most(100).check(&long(100)), Ok(()));
     }
 
     #[test]
