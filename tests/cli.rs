@@ -270,3 +270,22 @@ async fn a_link_longer_than_8_kib_is_skipped_with_its_reason() {
     assert_eq!(s["pages"], 2, "the start page and /short");
     assert!(server.hits().iter().all(|h| !h.target.starts_with("/long/")), "never requested");
 }
+
+/// A `user:pass@` link names the same page as the link without it: the page is fetched once,
+/// and the credentials never reach the output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_with_credentials_is_the_same_page_and_its_credentials_stay_out_of_the_output() {
+    // Files written once the port is known: the links must name the server itself.
+    let site = tempfile::tempdir().unwrap();
+    let server = ServerBuilder::new().directory(site.path()).start().await.unwrap();
+    let with_creds = server.url("/p.html").replacen("http://", "http://user:secret@", 1);
+    let write = |name: &str, body: String| std::fs::write(site.path().join(name), body).unwrap();
+    write("index.html", format!(r#"<a href="{with_creds}">a</a> <a href="/p.html">b</a>"#));
+    write("p.html", format!(r#"<a href="{with_creds}">again</a>"#));
+    let o = kumo(&["crawl", &server.url("/index.html"), "--memory", "--ignore-robots", "-o", "-"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().count(), 2, "the start page and /p.html, once: {out}");
+    assert!(!out.contains("secret") && !out.contains("user:"), "no credentials in the output: {out}");
+    assert_eq!(server.hits().iter().filter(|h| h.target == "/p.html").count(), 1, "fetched once");
+}

@@ -25,14 +25,8 @@ pub fn canonicalize(url: &Url, opts: &CanonicalOptions) -> String {
     let mut out = String::with_capacity(url.as_str().len());
     out.push_str(url.scheme());
     out.push_str("://");
-    if !url.username().is_empty() || url.password().is_some() {
-        out.push_str(url.username());
-        if let Some(p) = url.password() {
-            out.push(':');
-            out.push_str(p);
-        }
-        out.push('@');
-    }
+    // No user info: `user:pass@` names the same page, and links that carry it must not make
+    // it a page of its own.
     if let Some(host) = url.host_str() {
         out.push_str(host);
     }
@@ -162,8 +156,9 @@ mod tests {
     }
 
     #[test]
-    fn userinfo_is_kept() {
-        assert_eq!(canon("http://u:p@h/"), "http://u:p@h/");
+    fn userinfo_is_dropped() {
+        assert_eq!(canon("http://u:p@h/x"), "http://h/x");
+        assert_eq!(canon("http://u@h/x"), canon("http://h/x"), "the same page, seen once");
     }
 
     proptest::proptest! {

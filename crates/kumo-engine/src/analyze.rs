@@ -43,24 +43,36 @@ impl Analyzer for PageAnalyzer {
     }
 }
 
+/// A URL as a record shows it: without `user:pass@`, so credentials never reach an output.
+fn shown(url: &kumo_core::Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut u = url.clone();
+    // Only URLs that cannot have user info refuse these, and this one has some.
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string()
+}
+
 /// The record `kumo crawl` writes for each fetched response.
 pub fn page_record(resp: &Response, title: Option<String>) -> Item {
     let final_url = match resp.redirect_location() {
-        Some(Ok(target)) => target.to_string(),
-        _ => resp.url.to_string(),
+        Some(Ok(target)) => shown(&target),
+        _ => shown(&resp.url),
     };
     let mut item = Item::new()
-        .with("url", resp.request.url.as_str())
+        .with("url", shown(&resp.request.url))
         .with("final_url", final_url)
         .with("status", resp.status.as_u16())
         .with("content_type", resp.content_type())
         .with("depth", resp.request.depth)
-        .with("referrer", resp.request.source.as_ref().map(|u| u.as_str()))
+        .with("referrer", resp.request.source.as_ref().map(shown))
         .with("title", title)
         .with("bytes", resp.body.len())
         .with("fetched_at", humantime::format_rfc3339_millis(resp.fetched_at).to_string());
     if let Some(from) = &resp.request.redirected_from {
-        item.insert("redirected_from", from.as_str());
+        item.insert("redirected_from", shown(from));
     }
     item
 }
