@@ -5,15 +5,15 @@
 //! with its count raised, a failure with its record), its slots of each host and the
 //! requests it leased ahead (`reserve.rs`), what it gives back (rides on its next call), and
 //! the fingerprints it has already sent (a link it sent before is seen everywhere, so it
-//! costs no round trip again).
+//! costs no round trip again). Lease calls are in `lease.rs`, commits in `commit.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
+use kumo_core::{Fingerprint, Request, StoredRequest};
 use kumo_frontier::{
     Commit, CommitReport, Completion, ExactSeenSet, FailureRecord, Frontier, FrontierError, FrontierStats,
     HostAdjustment, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, StoredFailure,
@@ -23,23 +23,16 @@ use tokio::task::JoinHandle;
 
 use crate::call::{Args, Conn, Script, array, bytes, int, text};
 use crate::config::{millis, policy_index, policy_specs};
+use crate::lease::{DEPTH, next_ask, readiness_of};
 use crate::reserve::Slots;
 use crate::{RedisConfig, RedisStoreError, heartbeat};
 
 /// How often a worker with nothing to do asks again: other workers may queue work meanwhile
 /// (or hold leases that may bring some), and a pause may be lifted from outside.
-const POLL: Duration = Duration::from_millis(100);
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 
 /// A readiness learned with a lease call is reused by a `readiness` call right after it.
 const READINESS_FRESH: Duration = Duration::from_millis(2);
-
-/// Requests a worker may hold per slot of an unpaced host: one runs, the others wait in its
-/// reserve. With eight, a host's 8 slots cost about one lease call per 32 of its pages; more
-/// would only make a dead worker's reserve larger (it goes back with its leases).
-const DEPTH: u32 = 8;
-
-/// Leases one lease call may hand out (the reserve's depth bounds each host's share).
-const REFILL: usize = 128;
 
 /// The shared frontier of one crawl, as seen by one worker process.
 pub struct RedisFrontier {
@@ -49,7 +42,7 @@ pub struct RedisFrontier {
     /// This process's incarnation: lease ids and commit sequence numbers are its own.
     pub(crate) inc: String,
     /// One call at a time: commit numbers and lease ids are handed out in order.
-    local: tokio::sync::Mutex<Local>,
+    pub(crate) local: tokio::sync::Mutex<Local>,
     pending: Mutex<Pending>,
     /// This worker's slots and reserve, per host.
     slots: Mutex<Slots>,
@@ -86,20 +79,20 @@ impl Local {
     }
 }
 
-struct Local {
-    next_lease: u64,
-    seq: u64,
+pub(crate) struct Local {
+    pub(crate) next_lease: u64,
+    pub(crate) seq: u64,
     /// The requests of this worker's leases, by lease id.
-    leases: HashMap<u64, StoredRequest>,
+    pub(crate) leases: HashMap<u64, StoredRequest>,
     /// Fingerprints this worker has sent to Redis: seen there for good.
-    sent: ExactSeenSet,
-    readiness: Option<(Instant, Readiness)>,
+    pub(crate) sent: ExactSeenSet,
+    pub(crate) readiness: Option<(Instant, Readiness)>,
     /// Before this, Redis has no lease for this worker (as its last answer said); none: ask.
-    next_ask: Option<Instant>,
+    pub(crate) next_ask: Option<Instant>,
     /// The crawl's politeness epoch as last seen: when it moves, a host may have been paused
     /// or slowed, and the next lease call asks which of this worker's hosts.
     epoch: Option<i64>,
-    check_hosts: bool,
+    pub(crate) check_hosts: bool,
 }
 
 impl Local {
@@ -109,7 +102,7 @@ impl Local {
         self.next_ask = None;
     }
 
-    fn saw_epoch(&mut self, pe: i64) {
+    pub(crate) fn saw_epoch(&mut self, pe: i64) {
         if self.epoch.is_some_and(|e| e != pe) {
             self.check_hosts = true;
         }
@@ -118,10 +111,10 @@ impl Local {
 }
 
 #[derive(Default)]
-struct Pending {
+pub(crate) struct Pending {
     adjustments: Vec<(String, HostAdjustment)>,
     /// The last commit's counters: they need its answer, so they ride on the next call.
-    counters: Option<Vec<u8>>,
+    pub(crate) counters: Option<Vec<u8>>,
 }
 
 impl Drop for RedisFrontier {
@@ -252,15 +245,15 @@ impl RedisFrontier {
         &self.inc
     }
 
-    fn pending(&self) -> MutexGuard<'_, Pending> {
+    pub(crate) fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn slots(&self) -> MutexGuard<'_, Slots> {
+    pub(crate) fn slots(&self) -> MutexGuard<'_, Slots> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lease_key(&self, id: u64) -> String {
+    pub(crate) fn lease_key(&self, id: u64) -> String {
         format!("{}:{id}", self.inc)
     }
 
@@ -291,7 +284,7 @@ impl RedisFrontier {
     }
 
     /// A process another took over must stop: nothing more from Redis, nor from its reserve.
-    fn still_in_the_crawl(&self) -> Result<(), RedisStoreError> {
+    pub(crate) fn still_in_the_crawl(&self) -> Result<(), RedisStoreError> {
         if self.superseded.load(Ordering::Relaxed) {
             return Err(RedisStoreError::Superseded(format!(
                 "worker {} is no longer in the crawl",
@@ -308,295 +301,6 @@ impl RedisFrontier {
             self.superseded.store(true, Ordering::Relaxed);
         }
         r
-    }
-
-    /// Adds a request as the script reads one: fingerprint, host, its rule, level, JSON.
-    pub(crate) fn request_args(
-        &self,
-        a: &mut Args,
-        fp: Fingerprint,
-        req: &Request,
-    ) -> Result<(), RedisStoreError> {
-        let host = req.host_key();
-        let json = serde_json::to_vec(&StoredRequest::from(req))?;
-        a.b(&fp.to_bytes()).s(&host).n(policy_index(&self.cfg.politeness, &host)).n(req.priority).b(&json);
-        Ok(())
-    }
-
-    /// Sends one commit; returns its report and the stale lease ids.
-    async fn commit_inner(&self, c: Commit) -> Result<(CommitReport, Vec<u64>), RedisStoreError> {
-        let mut local = self.local.lock().await;
-        local.readiness = None;
-        let mut a = self.args("commit");
-        local.seq += 1;
-        a.n(local.seq).s(&self.cfg.worker);
-        let mut known = 0usize;
-        let mut sent = Vec::new();
-        let pushes: Vec<_> = c.pushes.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
-        known += c.pushes.len() - pushes.len();
-        a.n(pushes.len());
-        for (fp, req) in pushes {
-            self.request_args(&mut a, *fp, req)?;
-            sent.push(*fp);
-        }
-        a.n(c.completions.len());
-        let mut ended = Vec::with_capacity(c.completions.len());
-        for completion in &c.completions {
-            match completion {
-                Completion::Done { lease, discovered } => {
-                    a.s("D").s(&self.lease_key(lease.0));
-                    let new: Vec<_> = discovered.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
-                    known += discovered.len() - new.len();
-                    a.n(new.len());
-                    for (fp, req) in new {
-                        self.request_args(&mut a, *fp, req)?;
-                        sent.push(*fp);
-                    }
-                    ended.push(lease.0);
-                }
-                Completion::Retry { lease, after } => {
-                    let json = match local.leases.get(&lease.0) {
-                        Some(r) => {
-                            let mut r = r.clone();
-                            r.retries = r.retries.saturating_add(1);
-                            serde_json::to_vec(&r)?
-                        }
-                        None => Vec::new(),
-                    };
-                    a.s("R").s(&self.lease_key(lease.0)).n(millis(*after)).b(&json);
-                    ended.push(lease.0);
-                }
-                Completion::Defer { lease, after } => {
-                    a.s("E").s(&self.lease_key(lease.0)).n(millis(*after));
-                    ended.push(lease.0);
-                }
-                Completion::Failed { lease, failure } => {
-                    let json = match local.leases.get(&lease.0) {
-                        Some(r) => serde_json::to_vec(&StoredFailure {
-                            record: failure.clone(),
-                            request: r.clone(),
-                        })?,
-                        None => Vec::new(),
-                    };
-                    a.s("F").s(&self.lease_key(lease.0)).b(&json);
-                    ended.push(lease.0);
-                }
-            }
-        }
-        // Items by the lease of their page, so the script drops those of a stale page.
-        let mut sources = Vec::with_capacity(c.items.len());
-        for &(lease, n) in &c.item_sources {
-            sources.extend(std::iter::repeat_n(Some(lease.0), n));
-        }
-        a.n(c.items.len());
-        let mut encoded = Vec::with_capacity(c.items.len());
-        for (i, item) in c.items.iter().enumerate() {
-            let key = sources.get(i).copied().flatten().map(|id| self.lease_key(id)).unwrap_or_default();
-            let json = serde_json::to_vec(item)?;
-            a.s(&key).b(&json);
-            encoded.push(key);
-        }
-        let reply = array(self.call(&a).await?)?;
-        if reply.len() < 11 {
-            return Err(RedisStoreError::Protocol(format!("commit reply {reply:?}")));
-        }
-        let n = |i: usize| int(&reply[i]).map(|v| usize::try_from(v).unwrap_or(0));
-        let (added, seen) = (n(0)?, n(1)? + known);
-        let upto = int(&reply[3])?;
-        let stats =
-            self.as_seen_here(FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? });
-        local.saw_epoch(int(&reply[8])?);
-        let wait = u64::try_from(int(&reply[10])?).unwrap_or(0);
-        local.next_ask = match int(&reply[9])? {
-            0 => None,
-            1 => Some(
-                kumo_frontier::later(Instant::now(), Duration::from_millis(wait)).min(Instant::now() + POLL),
-            ),
-            // No host is ready: the work this commit queued waits for slots (this worker's
-            // reserve and its running pages), so nothing changes for it before the poll.
-            _ => local.next_ask,
-        };
-        let stale_keys: Vec<String> = reply.into_iter().skip(11).map(text).collect::<Result<_, _>>()?;
-        for fp in sent {
-            local.sent.insert(fp);
-        }
-        {
-            let mut slots = self.slots();
-            for id in &ended {
-                local.leases.remove(id);
-                slots.end(*id);
-            }
-        }
-        self.forget_given_back(&mut local);
-        let stale: Vec<u64> =
-            stale_keys.iter().filter_map(|k| k.rsplit_once(':').and_then(|(_, n)| n.parse().ok())).collect();
-        let items = if stale_keys.is_empty() {
-            c.items
-        } else {
-            c.items
-                .into_iter()
-                .zip(encoded)
-                .filter(|(_, k)| k.is_empty() || !stale_keys.contains(k))
-                .map(|(i, _)| i)
-                .collect()
-        };
-        let pushed = PushReport { added, seen };
-        drop(local);
-        if let Some(counters) = c.counters {
-            // Saved with the next call: they are counters, not work, so a kill before it costs
-            // at most one commit's counts in a resumed summary.
-            self.pending().counters = Some(counters(&pushed));
-        }
-        let report = CommitReport {
-            pushed,
-            stale: stale.len(),
-            journaled_to: u64::try_from(upto).ok(),
-            items,
-            stats: Some(stats),
-        };
-        Ok((report, stale))
-    }
-
-    async fn lease_inner(&self, max: usize) -> Result<Vec<Lease>, RedisStoreError> {
-        self.still_in_the_crawl()?;
-        let mut local = self.local.lock().await;
-        let ttl = self.cfg.lease_ttl;
-        let mut leases = Vec::new();
-        if !local.check_hosts {
-            leases = self.slots().start(max, ttl);
-        }
-        let redis_may_have = local.next_ask.is_none_or(|t| Instant::now() >= t);
-        let ask = max > 0
-            && (local.check_hosts
-                || (leases.len() < max && redis_may_have)
-                || self.slots().running_low(DEPTH));
-        if !ask {
-            self.forget_given_back(&mut local);
-            return Ok(leases);
-        }
-        let base = local.next_lease;
-        let check = std::mem::take(&mut local.check_hosts);
-        let mut a = self.args("lease");
-        a.s(&self.cfg.worker).n(max.max(REFILL)).n(base).n(millis(self.cfg.lease_ttl));
-        a.n(fastrand::u32(..1 << 31)).n(DEPTH).n(u8::from(check));
-        let reply = array(self.call(&a).await?)?;
-        let mut reply = reply.into_iter();
-        let mut next_int = || reply.next().map(|v| int(&v)).transpose();
-        let code = next_int()?.unwrap_or(3);
-        let ms = next_int()?.unwrap_or(0);
-        let pe = next_int()?.unwrap_or(0);
-        let n = usize::try_from(next_int()?.unwrap_or(0)).unwrap_or(0);
-        let readiness = readiness_of(code, ms);
-        local.readiness = Some((Instant::now(), readiness));
-        local.next_ask = next_ask(readiness);
-        local.saw_epoch(pe);
-        let mut invalid = Vec::new();
-        let mut got = Vec::with_capacity(n);
-        for (i, v) in reply.by_ref().take(n).enumerate() {
-            let id = base + i as u64;
-            local.next_lease = id + 1;
-            let json = bytes(v)?;
-            let stored: StoredRequest = match serde_json::from_slice(&json) {
-                Ok(s) => s,
-                Err(e) => {
-                    invalid.push((id, e.to_string(), None));
-                    continue;
-                }
-            };
-            match stored.to_request() {
-                Ok(request) => {
-                    local.leases.insert(id, stored);
-                    got.push((id, request));
-                }
-                Err(e) => {
-                    invalid.push((id, e.to_string(), Some(stored.clone())));
-                    local.leases.insert(id, stored);
-                }
-            }
-        }
-        let holdings = usize::try_from(reply.next().map(|v| int(&v)).transpose()?.unwrap_or(0)).unwrap_or(0);
-        let mut held = Vec::with_capacity(holdings);
-        for _ in 0..holdings {
-            let (Some(host), Some(n)) = (reply.next(), reply.next()) else {
-                return Err(RedisStoreError::Protocol("lease reply holdings".into()));
-            };
-            held.push((text(host)?, u32::try_from(int(&n)?).unwrap_or(0)));
-        }
-        {
-            let mut slots = self.slots();
-            // What is left: the hosts a moved politeness epoch touched (`check`), as they were
-            // before this call; what it handed out is already decided by their new politeness.
-            for host in reply {
-                slots.drop_host(&text(host)?);
-            }
-            for (id, request) in got {
-                let host = request.host_key();
-                slots.reserve(id, &host, request);
-            }
-            for (host, n) in held {
-                slots.set_held(&host, n);
-            }
-            leases.extend(slots.start(max - leases.len(), ttl));
-        }
-        self.forget_given_back(&mut local);
-        drop(local);
-        if !invalid.is_empty() {
-            // A request that cannot be rebuilt fails at once, as in the other backends.
-            let completions = invalid
-                .into_iter()
-                .map(|(id, message, stored)| Completion::Failed {
-                    lease: LeaseId(id),
-                    failure: FailureRecord {
-                        url: stored.as_ref().map(|s| s.url.to_string()).unwrap_or_default(),
-                        kind: ErrorKind::InvalidUrl,
-                        message,
-                        attempts: stored.map_or(0, |s| s.retries),
-                        last_status: None,
-                        at: SystemTime::now(),
-                    },
-                })
-                .collect();
-            self.commit_inner(Commit { completions, ..Default::default() }).await?;
-        }
-        Ok(leases)
-    }
-
-    /// The crawl's counts as this worker's engine sees them: its reserve is leased in Redis
-    /// but not started, so it counts as queued.
-    fn as_seen_here(&self, mut stats: FrontierStats) -> FrontierStats {
-        let reserved = self.slots().reserved().min(stats.leased);
-        stats.leased -= reserved;
-        stats.queued += reserved;
-        stats
-    }
-
-    /// Drops the stored requests of reserved leases handed back: they are no longer ours.
-    fn forget_given_back(&self, local: &mut Local) {
-        for id in self.slots().take_forgotten() {
-            local.leases.remove(&id);
-        }
-    }
-}
-
-/// When to ask Redis for leases again after it answered `r`: at once if it has some now,
-/// else when it said, or at the next poll (other workers may queue work meanwhile).
-fn next_ask(r: Readiness) -> Option<Instant> {
-    match r {
-        Readiness::Now => None,
-        Readiness::At(t) => Some(t.min(Instant::now() + POLL)),
-        Readiness::Blocked | Readiness::Empty => Some(Instant::now() + POLL),
-    }
-}
-
-fn readiness_of(code: i64, ms: i64) -> Readiness {
-    let ms = u64::try_from(ms).unwrap_or(0);
-    match code {
-        0 => Readiness::Now,
-        1 => Readiness::At(kumo_frontier::later(Instant::now(), Duration::from_millis(ms))),
-        2 => Readiness::Blocked,
-        3 => Readiness::Empty,
-        // Others hold leases that may bring work: look again soon.
-        _ => Readiness::At(Instant::now() + POLL),
     }
 }
 
@@ -634,7 +338,7 @@ async fn check_eviction(conn: &Conn) -> Result<(), RedisStoreError> {
     }
 }
 
-fn storage(e: RedisStoreError) -> FrontierError {
+pub(crate) fn storage(e: RedisStoreError) -> FrontierError {
     e.into()
 }
 

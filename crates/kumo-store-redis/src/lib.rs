@@ -16,12 +16,14 @@
 //!   once) for up to `outage_wait`.
 
 mod call;
+mod commit;
 mod config;
 mod error;
 mod frontier;
 mod heartbeat;
 mod inspect;
 mod journal;
+mod lease;
 mod reserve;
 mod robots;
 

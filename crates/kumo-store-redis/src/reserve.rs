@@ -69,19 +69,20 @@ impl Slots {
     /// that waited longer than half the lease's time to live (`ttl`) go back instead.
     pub fn start(&mut self, max: usize, ttl: Duration) -> Vec<Lease> {
         let stale_after = ttl / 2;
+        let now = Instant::now();
         let mut out = Vec::new();
         let mut trimmed = Vec::new();
         for (key, h) in self.hosts.iter_mut() {
             if h.running >= h.held && !h.reserve.is_empty() {
                 // Blocked: a running lease past its time to live no longer holds its slot.
                 for (_, (host, stage, at)) in self.leases.iter_mut() {
-                    if *stage == Stage::Running && host == key && at.elapsed() > ttl {
+                    if *stage == Stage::Running && host == key && now.duration_since(*at) > ttl {
                         *stage = Stage::Expired;
                         h.running = h.running.saturating_sub(1);
                     }
                 }
             }
-            while h.reserve.front().is_some_and(|(_, _, at)| at.elapsed() > stale_after) {
+            while h.reserve.front().is_some_and(|(_, _, at)| now.duration_since(*at) > stale_after) {
                 let (id, _, _) = h.reserve.pop_front().expect("checked");
                 h.owed = h.owed.saturating_sub(1);
                 self.leases.remove(&id);
