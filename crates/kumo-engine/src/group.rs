@@ -18,19 +18,19 @@ use crate::stages::{Outcome, PageResult};
 /// Results that wait for their commit.
 pub(crate) struct Group {
     results: Vec<PageResult>,
+    /// The longest a result waits: short beside a page's fetch, long enough to gather dozens
+    /// of pages at full speed (the frontier's `group_linger`).
+    linger: Duration,
     /// When the oldest waiting result arrived.
     since: Option<Instant>,
 }
 
 impl Group {
-    /// The longest a result waits: short beside a page's fetch, long enough to gather dozens
-    /// of pages at full speed.
-    pub const LINGER: Duration = Duration::from_millis(2);
     /// Commit once this many results wait, whatever their age.
     pub const MAX: usize = 64;
 
-    pub fn new() -> Self {
-        Group { results: Vec::new(), since: None }
+    pub fn new(linger: Duration) -> Self {
+        Group { results: Vec::new(), linger, since: None }
     }
 
     /// Whether committing `r` a little later changes nothing but when its work shows.
@@ -60,7 +60,7 @@ impl Group {
 
     /// When the group must be committed at the latest.
     pub fn deadline(&self) -> Option<Instant> {
-        self.since.map(|t| t + Self::LINGER)
+        self.since.map(|t| t + self.linger)
     }
 
     pub fn take(&mut self) -> Vec<PageResult> {

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod analyze;
+mod commit;
 mod config;
 mod engine;
 mod errors;

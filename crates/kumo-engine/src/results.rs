@@ -1,14 +1,14 @@
 //! The scheduler's side of a page: turning stage results into one frontier commit (acks,
 //! discoveries, retries with back-off, failures, host adjustments) and counting everything.
+//! `commit.rs` sends the commit.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
 use kumo_core::{ErrorKind, Item, SkipReason, Stage};
-use kumo_frontier::{Commit, Completion, FailureRecord};
+use kumo_frontier::{Completion, FailureRecord};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 
 use crate::run::Parts;
 use crate::stages::{Outcome, PageResult};
@@ -100,14 +100,18 @@ fn retry_or_fail(
     }
 }
 
-/// Applies a batch of page results: host adjustments, one frontier commit, then the items
-/// to the pipeline.
-pub(crate) async fn handle_results(
-    parts: &Parts,
-    batch: Vec<PageResult>,
-    tally: &mut Tally,
-    item_tx: &mpsc::Sender<ItemBatch>,
-) {
+/// A group of page results made ready for one frontier commit (see `commit.rs`).
+pub(crate) struct Prepared {
+    pub pushes: Vec<(kumo_core::Fingerprint, kumo_core::Request)>,
+    pub completions: Vec<Completion>,
+    pub items: Vec<Item>,
+    pub item_sources: Vec<(kumo_frontier::LeaseId, usize)>,
+}
+
+/// Turns a batch of page results into one commit's parts and counts them; host adjustments
+/// and the throttle's new delays go to the frontier first, before the commit queues more for
+/// their hosts.
+pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut Tally) -> Prepared {
     let cfg = &*parts.cfg;
     let mut completions = Vec::with_capacity(batch.len());
     let mut items = Vec::new();
@@ -195,43 +199,9 @@ pub(crate) async fn handle_results(
     if let Err(e) = parts.send_throttle().await {
         storage_error(parts, tally, e);
     }
-    let progress = &parts.progress;
-    // One atomic commit: acks, discoveries, retries, failures, the items and the counters.
-    let snapshot = tally.clone();
-    let counters: kumo_frontier::CountersFn = Box::new(move |pushed| {
-        let mut t = snapshot;
-        t.skip(SkipReason::Seen, pushed.seen as u64);
-        serde_json::to_vec(&t).unwrap_or_default()
-    });
-    let commit = Commit { pushes: extra, completions, items, item_sources, counters: Some(counters) };
-    let mut stats = None;
-    let batch = match parts.frontier.commit(commit).await {
-        Ok(report) => {
-            stats = report.stats;
-            tally.skip(SkipReason::Seen, report.pushed.seen as u64);
-            let items = report.items;
-            (!items.is_empty() || report.journaled_to.is_some())
-                .then_some(ItemBatch { items, journaled_to: report.journaled_to })
-        }
-        Err(e) => {
-            storage_error(parts, tally, e);
-            None
-        }
-    };
-    let stats = match stats {
-        Some(s) => Ok(s),
-        None => parts.frontier.stats().await,
-    };
-    if let Ok(stats) = stats {
-        progress.queued.store(stats.queued as u64, Ordering::Relaxed);
-    }
-    progress.pages.store(tally.pages, Ordering::Relaxed);
-    progress.items.store(tally.items, Ordering::Relaxed);
-    if let Some(batch) = batch {
-        cfg.listeners.items(&batch.items);
-        // Back-pressure: a slow sink slows the scheduler, which slows leasing.
-        let _ = item_tx.send(batch).await;
-    }
+    parts.progress.pages.store(tally.pages, Ordering::Relaxed);
+    parts.progress.items.store(tally.items, Ordering::Relaxed);
+    Prepared { pushes: extra, completions, items, item_sources }
 }
 
 /// The failure record of a request whose retries all met a retryable status.

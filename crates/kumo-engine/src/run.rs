@@ -8,10 +8,11 @@
 //!      │
 //!      └── items, after the frontier committed the page ──▶ [bounded] ──▶ pipeline task ──▶ sinks
 //! ```
-//! The scheduler alone talks to the frontier, so completions batch into group commits. It
-//! leases only while fewer than `concurrency` requests are out, so the lease channel never
-//! fills and no stage spawns unbounded work. The crawl ends exactly when the frontier is empty
-//! and nothing is in flight.
+//! The scheduler alone talks to the frontier, so completions batch into group commits; one
+//! commit at a time runs beside it (`commit.rs`) while it goes on leasing. It leases only while
+//! fewer than `concurrency` requests are out, so the lease channel never fills and no stage
+//! spawns unbounded work. The crawl ends exactly when the frontier is empty and nothing is in
+//! flight, neither a page nor a commit.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,9 +29,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
+use crate::commit::{self, Committer};
 use crate::group::Group;
 use crate::registrar::Registrar;
-use crate::results::{ItemBatch, Tally, handle_results, storage_error};
+use crate::results::{ItemBatch, Tally, prepare, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
@@ -223,7 +225,8 @@ pub(crate) async fn run(
     let deadline = cfg.max_duration.and_then(|d| tokio::time::Instant::now().checked_add(d));
     let progress = parts.progress.clone();
     let frontier = parts.frontier.clone();
-    let mut group = Group::new();
+    let mut group = Group::new(frontier.group_linger());
+    let mut committer = Committer::default();
 
     loop {
         match *stop_rx.borrow_and_update() {
@@ -303,10 +306,12 @@ pub(crate) async fn run(
         // Waiting results are committed at once when the crawl needs what they found (nothing
         // else is queued) or is about to end.
         if !group.is_empty() && (stopping || in_flight == 0 || readiness == Readiness::Empty) {
-            handle_results(parts, group.take(), &mut tally, &item_tx).await;
+            let prepared = prepare(parts, group.take(), &mut tally).await;
+            committer.start(parts, prepared, &mut tally, &item_tx).await;
             continue;
         }
-        if in_flight == 0 && (stopping || readiness == Readiness::Empty) {
+        // A commit in flight may queue more: the crawl is drained only when it is done.
+        if in_flight == 0 && committer.is_idle() && (stopping || readiness == Readiness::Empty) {
             cause.get_or_insert(StopCause::Drained);
             break;
         }
@@ -344,12 +349,17 @@ pub(crate) async fn run(
                             storage_error(parts, &mut tally, e);
                         }
                     }
-                    _ => handle_results(parts, group.take(), &mut tally, &item_tx).await,
+                    _ => {
+                        let prepared = prepare(parts, group.take(), &mut tally).await;
+                        committer.start(parts, prepared, &mut tally, &item_tx).await;
+                    }
                 }
             }
             _ = tokio::time::sleep_until(group.deadline().unwrap_or_else(tokio::time::Instant::now)), if !group.is_empty() => {
-                handle_results(parts, group.take(), &mut tally, &item_tx).await;
+                let prepared = prepare(parts, group.take(), &mut tally).await;
+                committer.start(parts, prepared, &mut tally, &item_tx).await;
             }
+            done = committer.wait(), if !committer.is_idle() => commit::apply(parts, &mut tally, done),
             _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() && !stopping => {
                 stopping = true;
@@ -366,8 +376,10 @@ pub(crate) async fn run(
 
     if !group.is_empty() {
         // Pages fetched before a stop-now: done work, so it is committed like any other.
-        handle_results(parts, group.take(), &mut tally, &item_tx).await;
+        let prepared = prepare(parts, group.take(), &mut tally).await;
+        committer.start(parts, prepared, &mut tally, &item_tx).await;
     }
+    committer.finish(parts, &mut tally).await;
     parts.status.set(Status::Stopping);
     drop(lease_tx);
     if cause == Some(StopCause::StoppedNow) {

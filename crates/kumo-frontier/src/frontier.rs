@@ -249,6 +249,13 @@ pub trait Frontier: Send + Sync {
         None
     }
 
+    /// How long a fetched page's commit may wait to be grouped with others' (the engine's
+    /// group commit). Longer where each commit has a high fixed cost (a round trip to a shared
+    /// store): waiting holds no host slot, it only delays when the page's links show.
+    fn group_linger(&self) -> Duration {
+        Duration::from_millis(2)
+    }
+
     /// The counters of the last commit of an earlier run, when resuming.
     async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
         Ok(None)

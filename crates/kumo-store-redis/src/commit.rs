@@ -106,12 +106,13 @@ impl RedisFrontier {
         let upto = int(&reply[3])?;
         let stats =
             self.as_seen_here(FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? });
-        local.saw_epoch(int(&reply[8])?);
+        self.saw_epoch(&mut local, int(&reply[8])?);
         local.next_ask = match int(&reply[9])? {
             // No host is ready: the work this commit queued waits for slots (this worker's
             // reserve and its running pages), so nothing changes for it before the poll.
             2 => local.next_ask,
-            // A host ready now (0) or in so many ms (1), as a lease call would say.
+            // A host ready for this worker now (0) or in so many ms (1), or only hosts where it
+            // has its share already (4: at the next poll), as a lease call would say.
             code => next_ask(readiness_of(code, int(&reply[10])?)),
         };
         let stale_keys: Vec<String> = reply.into_iter().skip(11).map(text).collect::<Result<_, _>>()?;

@@ -485,14 +485,47 @@ end
 -- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
 -- and nothing out but this worker's), 4 wait for other workers (poll).
 -- `holding`: this worker is known to hold leases (it was just handed some).
+-- When the first of the earliest ready hosts this worker may take more slots of is ready;
+-- nil if none is listed, or if each listed one gives this worker its share already (workers
+-- split a busy host: asking again would only be refused). The second value says whether any
+-- host was listed.
+local function ready_for_me()
+  local first = redis.call('ZRANGE', K_READY, 0, 7, 'WITHSCORES')
+  if #first == 0 then
+    return nil, false
+  end
+  local slk, live = P .. 'sl:' .. inc, nil
+  for i = 1, #first, 2 do
+    local host = first[i]
+    local mine = tonumber(redis.call('HGET', slk, host)) or 0
+    local full = false
+    if mine > 0 then
+      live = live or math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
+      full = mine >= math.ceil((tonumber(redis.call('HGET', hk(host), 'par')) or 1) / live)
+    end
+    if not full then
+      return tonumber(first[i + 1]), true
+    end
+  end
+  if #first >= 16 then
+    -- More hosts than were looked at: one of them may be.
+    return now, true
+  end
+  return nil, true
+end
+
+-- What a worker hears about leasing: 0 now, 1 in ms, 2 blocked (its leases may bring work),
+-- 3 empty, 4 others may bring work (ask again at the next poll).
 local function readiness(holding)
-  local first = redis.call('ZRANGE', K_READY, 0, 0, 'WITHSCORES')
-  if first[2] then
-    local at = tonumber(first[2])
+  local at, listed = ready_for_me()
+  if at then
     if at <= now then
       return 0, 0
     end
     return 1, at - now
+  end
+  if listed then
+    return 4, 0
   end
   local st = redis.call('HMGET', K_STATS, 'queued', 'leased')
   local queued, leased = tonumber(st[1]) or 0, tonumber(st[2]) or 0
@@ -866,14 +899,13 @@ local function main(keys, args)
     for i = 1, 5 do
       reply[4 + i] = tonumber(st[i]) or 0
     end
-    -- When a host is next ready (0 now, 1 in ms, 2 none): the worker asks for leases only then.
-    local first = redis.call('ZRANGE', K_READY, 0, 0, 'WITHSCORES')
-    if not first[2] then
-      reply[10], reply[11] = 2, 0
-    elseif tonumber(first[2]) <= now then
-      reply[10], reply[11] = 0, 0
+    -- When a host is next ready for this worker (0 now, 1 in ms, 2 none, 4 only hosts where
+    -- it has its share): the worker asks for leases only then.
+    local at, listed = ready_for_me()
+    if at then
+      reply[10], reply[11] = (at <= now) and 0 or 1, math.max(0, at - now)
     else
-      reply[10], reply[11] = 1, tonumber(first[2]) - now
+      reply[10], reply[11] = listed and 4 or 2, 0
     end
     for lk in pairs(stale_leases) do
       reply[#reply + 1] = lk

@@ -31,6 +31,9 @@ use crate::{RedisConfig, RedisStoreError, heartbeat};
 /// (or hold leases that may bring some), and a pause may be lifted from outside.
 pub(crate) const POLL: Duration = Duration::from_millis(100);
 
+/// How long a fetched page waits to share its commit with others (see `group_linger`).
+pub(crate) const GROUP_LINGER: Duration = Duration::from_millis(10);
+
 /// A readiness learned with a lease call is reused by a `readiness` call right after it.
 const READINESS_FRESH: Duration = Duration::from_millis(2);
 
@@ -46,6 +49,10 @@ pub struct RedisFrontier {
     pending: Mutex<Pending>,
     /// This worker's slots and reserve, per host.
     slots: Mutex<Slots>,
+    /// The politeness epoch moved: the next lease call asks which of this worker's hosts were
+    /// paused or slowed, and nothing starts from the reserve before. Outside `local` so that
+    /// the reserve's fast path sees it while a call is in flight.
+    pub(crate) check_hosts: AtomicBool,
     superseded: Arc<AtomicBool>,
     /// None for an inspecting handle (`inspect`), which is no worker.
     heartbeat: Option<JoinHandle<()>>,
@@ -74,7 +81,6 @@ impl Local {
             readiness: None,
             next_ask: None,
             epoch: None,
-            check_hosts: false,
         }
     }
 }
@@ -92,7 +98,6 @@ pub(crate) struct Local {
     /// The crawl's politeness epoch as last seen: when it moves, a host may have been paused
     /// or slowed, and the next lease call asks which of this worker's hosts.
     epoch: Option<i64>,
-    pub(crate) check_hosts: bool,
 }
 
 impl Local {
@@ -102,11 +107,11 @@ impl Local {
         self.next_ask = None;
     }
 
-    pub(crate) fn saw_epoch(&mut self, pe: i64) {
-        if self.epoch.is_some_and(|e| e != pe) {
-            self.check_hosts = true;
-        }
+    /// Notes the crawl's politeness epoch; true when it moved since the last answer.
+    pub(crate) fn saw_epoch(&mut self, pe: i64) -> bool {
+        let moved = self.epoch.is_some_and(|e| e != pe);
         self.epoch = Some(pe);
+        moved
     }
 }
 
@@ -153,6 +158,7 @@ impl RedisFrontier {
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
             slots: Mutex::default(),
+            check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
             superseded,
             heartbeat: Some(heartbeat),
@@ -177,6 +183,7 @@ impl RedisFrontier {
             local: tokio::sync::Mutex::new(Local::new()),
             pending: Mutex::new(Pending::default()),
             slots: Mutex::default(),
+            check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
             superseded: Arc::new(AtomicBool::new(false)),
             heartbeat: None,
@@ -243,6 +250,12 @@ impl RedisFrontier {
     /// refreshes, and the prefix of its lease ids (for tests and diagnostics).
     pub fn incarnation(&self) -> &str {
         &self.inc
+    }
+
+    pub(crate) fn saw_epoch(&self, local: &mut Local, pe: i64) {
+        if local.saw_epoch(pe) {
+            self.check_hosts.store(true, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn pending(&self) -> MutexGuard<'_, Pending> {
@@ -395,7 +408,7 @@ impl Frontier for RedisFrontier {
         let readiness = readiness_of(code, ms);
         let mut local = self.local.lock().await;
         if let Some(pe) = reply.get(2).map(int).transpose().map_err(storage)? {
-            local.saw_epoch(pe);
+            self.saw_epoch(&mut local, pe);
         }
         local.next_ask = next_ask(readiness);
         Ok(readiness)
@@ -490,6 +503,11 @@ impl Frontier for RedisFrontier {
 
     fn poll_interval(&self) -> Option<Duration> {
         Some(POLL)
+    }
+
+    /// Each commit is a call of the script, whose fixed cost outweighs a few pages' work.
+    fn group_linger(&self) -> Duration {
+        GROUP_LINGER
     }
 
     async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {

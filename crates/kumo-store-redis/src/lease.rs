@@ -2,6 +2,7 @@
 //! runs low, one call of the frontier script for more (with the slots Redis now counts as
 //! this worker's, and the hosts whose reserve must go back).
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use kumo_core::{ErrorKind, StoredRequest};
@@ -13,9 +14,11 @@ use crate::config::millis;
 use crate::frontier::{Local, POLL, RedisFrontier};
 
 /// Requests a worker may hold per slot of an unpaced host: one runs, the others wait in its
-/// reserve. With eight, a host's 8 slots cost about one lease call per 32 of its pages; more
-/// would only make a dead worker's reserve larger (it goes back with its leases).
-pub(crate) const DEPTH: u32 = 8;
+/// reserve. A worker asks for more when a host's reserve is down to half, so with sixteen a
+/// worker holding 4 slots of a host makes about one lease call per 32 of its pages (with
+/// eight: per 16, and the calls cost more Redis time than the pages). More would only make a
+/// dead worker's reserve larger (it goes back with its leases).
+pub(crate) const DEPTH: u32 = 16;
 
 /// Leases one lease call may hand out (the reserve's depth bounds each host's share).
 const REFILL: usize = 128;
@@ -23,23 +26,26 @@ const REFILL: usize = 128;
 impl RedisFrontier {
     pub(crate) async fn lease_inner(&self, max: usize) -> Result<Vec<Lease>, RedisStoreError> {
         self.still_in_the_crawl()?;
-        let mut local = self.local.lock().await;
         let ttl = self.cfg.lease_ttl;
+        let check_hosts = self.check_hosts.load(Ordering::Relaxed);
+        let Ok(mut local) = self.local.try_lock() else {
+            // A call is in flight (the engine's commit, most often): start what the reserve
+            // holds without waiting for it; asking Redis for more waits for the next lease.
+            return Ok(if check_hosts { Vec::new() } else { self.slots().start(max, ttl) });
+        };
         let mut leases = Vec::new();
-        if !local.check_hosts {
+        if !check_hosts {
             leases = self.slots().start(max, ttl);
         }
         let redis_may_have = local.next_ask.is_none_or(|t| Instant::now() >= t);
         let ask = max > 0
-            && (local.check_hosts
-                || (leases.len() < max && redis_may_have)
-                || self.slots().running_low(DEPTH));
+            && (check_hosts || (leases.len() < max && redis_may_have) || self.slots().running_low(DEPTH));
         if !ask {
             self.forget_given_back(&mut local);
             return Ok(leases);
         }
         let base = local.next_lease;
-        let check = std::mem::take(&mut local.check_hosts);
+        let check = self.check_hosts.swap(false, Ordering::Relaxed);
         let mut a = self.args("lease");
         a.s(&self.cfg.worker).n(max.max(REFILL)).n(base).n(millis(self.cfg.lease_ttl));
         a.n(fastrand::u32(..1 << 31)).n(DEPTH).n(u8::from(check));
@@ -53,7 +59,7 @@ impl RedisFrontier {
         let readiness = readiness_of(code, ms);
         local.readiness = Some((Instant::now(), readiness));
         local.next_ask = next_ask(readiness);
-        local.saw_epoch(pe);
+        self.saw_epoch(&mut local, pe);
         let mut invalid = Vec::new();
         let mut got = Vec::with_capacity(n);
         for (i, v) in reply.by_ref().take(n).enumerate() {
@@ -159,7 +165,8 @@ pub(crate) fn readiness_of(code: i64, ms: i64) -> Readiness {
         1 => Readiness::At(kumo_frontier::later(Instant::now(), Duration::from_millis(ms))),
         2 => Readiness::Blocked,
         3 => Readiness::Empty,
-        // Others hold leases that may bring work: look again soon.
+        // Others hold leases that may bring work, or the ready hosts give this worker its
+        // share already: look again soon.
         _ => Readiness::At(Instant::now() + POLL),
     }
 }
