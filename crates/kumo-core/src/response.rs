@@ -57,12 +57,33 @@ impl Response {
         }
     }
 
-    /// The absolute target of a redirect response, resolved against the URL that answered.
-    pub fn redirect_location(&self) -> Option<Result<Url, url::ParseError>> {
+    /// The absolute target of a redirect response, resolved against the URL that answered;
+    /// `None` for an answer that is no redirect (a 304, or a 300 without a Location, is a
+    /// page), an error for a redirect that leads nowhere.
+    pub fn redirect_location(&self) -> Option<Result<Url, BadRedirect>> {
         if !self.status.is_redirection() {
             return None;
         }
-        let loc = self.headers.get(header::LOCATION)?.to_str().ok()?;
-        Some(self.url.join(loc.trim()))
+        let status = self.status.as_u16();
+        let Some(loc) = self.headers.get(header::LOCATION) else {
+            // 301, 302, 303, 307 and 308 must say where to go (RFC 9110 §15.4).
+            return matches!(status, 301 | 302 | 303 | 307 | 308)
+                .then_some(Err(BadRedirect::NoLocation(status)));
+        };
+        let Ok(loc) = loc.to_str() else {
+            return Some(Err(BadRedirect::NotText(status)));
+        };
+        Some(self.url.join(loc.trim()).map_err(|e| BadRedirect::Invalid(status, e)))
     }
+}
+
+/// Why a redirect cannot be followed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRedirect {
+    #[error("{0} without a Location header")]
+    NoLocation(u16),
+    #[error("{0} with a Location header that is not text")]
+    NotText(u16),
+    #[error("{0} with a bad Location header: {1}")]
+    Invalid(u16, url::ParseError),
 }

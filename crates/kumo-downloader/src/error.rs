@@ -18,11 +18,13 @@ pub struct FetchError {
     pub request: Box<Request>,
     /// The downloader that failed, when one did.
     pub module: Option<ModuleId>,
+    /// The status of another answer that caused the failure (robots.txt's 5xx), if one did.
+    pub status: Option<u16>,
 }
 
 impl FetchError {
     pub fn new(kind: ErrorKind, message: impl Into<String>, request: Request) -> Self {
-        FetchError { kind, message: message.into(), request: Box::new(request), module: None }
+        FetchError { kind, message: message.into(), request: Box::new(request), module: None, status: None }
     }
 
     pub fn is_timeout(&self) -> bool {

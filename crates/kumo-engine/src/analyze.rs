@@ -44,7 +44,7 @@ impl Analyzer for PageAnalyzer {
 }
 
 /// A URL as a record shows it: without `user:pass@`, so credentials never reach an output.
-fn shown(url: &kumo_core::Url) -> String {
+pub(crate) fn shown(url: &kumo_core::Url) -> String {
     if url.username().is_empty() && url.password().is_none() {
         return url.to_string();
     }

@@ -134,7 +134,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
         }
         let lease = r.lease;
         let completion = match r.outcome {
-            Outcome::Page { status, bytes, discovered, items: mut found, skips, errors } => {
+            Outcome::Page { status, bytes, mut discovered, items: mut found, skips, errors, failure } => {
                 tally.pages += 1;
                 tally.bytes += bytes;
                 *tally.by_status.entry(status).or_default() += 1;
@@ -151,7 +151,23 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                     item_sources.push((lease, found.len()));
                 }
                 items.append(&mut found);
-                Completion::Done { lease, discovered }
+                match failure {
+                    None => Completion::Done { lease, discovered },
+                    Some(f) => {
+                        // The page's links still count; its request goes to the failure list.
+                        extra.append(&mut discovered);
+                        tally.failed += 1;
+                        let failure = FailureRecord {
+                            url: f.url,
+                            kind: f.kind,
+                            message: f.message,
+                            attempts: f.attempts,
+                            last_status: Some(status),
+                            at: SystemTime::now(),
+                        };
+                        Completion::Failed { lease, failure }
+                    }
+                }
             }
             Outcome::RetryableStatus { status, retry_after, request } => {
                 tally.pages += 1;
@@ -182,7 +198,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                     kind: e.kind,
                     message: e.message,
                     attempts: e.request.retries + 1,
-                    last_status: None,
+                    last_status: e.status,
                     at: SystemTime::now(),
                 })
             }

@@ -89,8 +89,8 @@ pub(crate) enum Decision {
     /// Put back for this long (robots.txt answered 5xx, or could not be reached).
     Unavailable(Duration),
     /// robots.txt stayed unavailable through every try: record the request as failed, with
-    /// why.
-    GiveUp(String),
+    /// why and the status robots.txt last answered, if it answered.
+    GiveUp(String, Option<u16>),
 }
 
 /// A decision, and what the check learned about the host when its rules were new.
@@ -111,6 +111,8 @@ struct Entry {
     unavailable_streak: u32,
     /// Why it is unavailable: "answered 503", "unreachable: …".
     why: String,
+    /// The status robots.txt answered with, if the server answered.
+    status: Option<u16>,
     /// How long the answer is trusted.
     ttl: Duration,
     /// Read from the shared store (another worker fetched it), or waiting for another worker
@@ -221,10 +223,13 @@ impl RobotsCache {
                 Decision::Disallow
             }
             RobotsAnswer::Unavailable if entry.unavailable_streak >= self.cfg.max_unavailable => {
-                Decision::GiveUp(format!(
-                    "robots.txt unavailable {} times in a row ({}), so nothing is fetched from {origin}",
-                    entry.unavailable_streak, entry.why
-                ))
+                Decision::GiveUp(
+                    format!(
+                        "robots.txt unavailable {} times in a row ({}), so nothing is fetched from {origin}",
+                        entry.unavailable_streak, entry.why
+                    ),
+                    entry.status,
+                )
             }
             RobotsAnswer::Unavailable => {
                 Decision::Unavailable(entry.ttl.saturating_sub(entry.fetched_at.elapsed()))
@@ -256,6 +261,7 @@ impl RobotsCache {
                 fetched_at: Instant::now(),
                 unavailable_streak: streak,
                 why,
+                status: None,
                 ttl,
                 shared: true,
             })
@@ -273,7 +279,7 @@ impl RobotsCache {
             }
             RobotsClaim::Fetch => {}
         }
-        let (answer, why, reached, raw) = self.fetch(robots, dl).await;
+        let (answer, why, status, raw) = self.fetch(robots, dl).await;
         if let Some(store) = &self.store
             && let Err(e) = store.share(origin, raw.as_ref(), self.cfg.ttl).await
         {
@@ -281,13 +287,21 @@ impl RobotsCache {
         }
         let (unavailable_streak, ttl) = match answer {
             RobotsAnswer::Rules(_) => (0, self.cfg.ttl),
-            RobotsAnswer::Unavailable if reached => (streak + 1, self.cfg.unavailable_backoff),
+            RobotsAnswer::Unavailable if status.is_some() => (streak + 1, self.cfg.unavailable_backoff),
             RobotsAnswer::Unavailable => {
                 let doubled = 1u32 << streak.min(16);
                 (streak + 1, self.cfg.unreachable_backoff.saturating_mul(doubled))
             }
         };
-        Arc::new(Entry { answer, fetched_at: Instant::now(), unavailable_streak, why, ttl, shared: false })
+        Arc::new(Entry {
+            answer,
+            fetched_at: Instant::now(),
+            unavailable_streak,
+            why,
+            status,
+            ttl,
+            shared: false,
+        })
     }
 
     fn capped_delay(&self, rules: &RobotsRules) -> Option<Duration> {
@@ -306,14 +320,18 @@ impl RobotsCache {
 
     /// Fetches robots.txt, following up to five redirects (RFC 9309 §2.3.1.2). An origin
     /// that cannot be reached (refused, reset, timed out) is unavailable, as one answering
-    /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the flag whether
-    /// the server answered at all; and the answer as other workers may share it (one that
-    /// holds rules).
-    async fn fetch(&self, url: &Url, dl: &Downloader) -> (RobotsAnswer, String, bool, Option<SharedRobots>) {
+    /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the status says
+    /// what the server answered, if it did; and the answer as other workers may share it (one
+    /// that holds rules).
+    async fn fetch(
+        &self,
+        url: &Url,
+        dl: &Downloader,
+    ) -> (RobotsAnswer, String, Option<u16>, Option<SharedRobots>) {
         // Redirected away from http(s), or too many redirects: no rules, as a 4xx.
         let allow_all = || {
             let raw = SharedRobots { status: 404, body: Vec::new() };
-            (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), true, Some(raw))
+            (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), Some(404), Some(raw))
         };
         let mut target = url.clone();
         for _ in 0..=5 {
@@ -323,7 +341,7 @@ impl RobotsCache {
                 Err(e) => {
                     self.unavailable.fetch_add(1, Ordering::Relaxed);
                     let why = format!("unreachable: {}: {}", e.kind, e.message);
-                    return (RobotsAnswer::Unavailable, why, false, None);
+                    return (RobotsAnswer::Unavailable, why, None, None);
                 }
             };
             match resp.redirect_location() {
@@ -342,7 +360,7 @@ impl RobotsCache {
                             None
                         }
                     };
-                    return (answer, format!("answered {status}"), true, raw);
+                    return (answer, format!("answered {status}"), Some(status), raw);
                 }
             }
         }

@@ -56,6 +56,9 @@ pub(crate) enum Outcome {
         /// Parser errors met on the page, already on the error stream; counted with the
         /// page's commit, so a resumed crawl counts them once.
         errors: Vec<ErrorKind>,
+        /// The page is fetched but its request failed all the same, for the failure list: a
+        /// redirect that leads nowhere, or one past the redirect limit.
+        failure: Option<Box<PageFailure>>,
     },
     /// The server answered with a status worth trying again (429, 5xx).
     RetryableStatus {
@@ -68,6 +71,15 @@ pub(crate) enum Outcome {
     Skipped(SkipReason),
     /// Not fetched now; put back for this long without counting an attempt.
     Deferred(Duration),
+}
+
+/// Why a fetched page's request failed all the same.
+pub(crate) struct PageFailure {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// The request's URL, as records show it.
+    pub url: String,
+    pub attempts: u32,
 }
 
 impl Outcome {
@@ -154,8 +166,9 @@ impl DownloadStage {
                 ));
                 return reply(Outcome::Deferred(wait), pause, extra);
             }
-            Decision::GiveUp(why) => {
-                let e = FetchError::new(ErrorKind::Robots, why, lease.request);
+            Decision::GiveUp(why, status) => {
+                let mut e = FetchError::new(ErrorKind::Robots, why, lease.request);
+                e.status = status;
                 return reply(Outcome::Failed(e), adjust, extra);
             }
         }
@@ -325,19 +338,46 @@ impl ParseStage {
         }
         // A redirect is a new request (same depth) that goes through scope and
         // de-duplication like any link, so every hop is checked.
+        // A redirect that cannot be followed fails its request (the failure list says why).
+        let mut failure = None;
         match resp.redirect_location() {
             Some(Ok(target)) => {
-                admit(&self.scope, &self.cfg, resp.request.redirect_to(target), &mut discovered, &mut skips)
+                let before = skips.len();
+                admit(
+                    &self.scope,
+                    &self.cfg,
+                    resp.request.redirect_to(target.clone()),
+                    &mut discovered,
+                    &mut skips,
+                );
+                if skips[before..] == [SkipReason::TooManyRedirects] {
+                    skips.truncate(before);
+                    let message = format!(
+                        "redirect chain cut after {} redirects (next: {})",
+                        resp.request.redirects,
+                        crate::analyze::shown(&target)
+                    );
+                    failure = Some(message);
+                }
             }
             Some(Err(e)) => {
-                let message = format!("bad Location header: {e}");
-                self.report(module, &resp, ErrorKind::BadRedirect, message, &mut errors)
+                let message = e.to_string();
+                self.report(module, &resp, ErrorKind::BadRedirect, message.clone(), &mut errors);
+                failure = Some(message);
             }
             None => {}
         }
+        let failure = failure.map(|message| {
+            Box::new(PageFailure {
+                kind: ErrorKind::BadRedirect,
+                message,
+                url: crate::analyze::shown(&resp.request.url),
+                attempts: resp.request.retries + 1,
+            })
+        });
         module.counters.finished(true);
         let bytes = resp.body.len() as u64;
-        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors }, None)
+        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors, failure }, None)
     }
 }
 

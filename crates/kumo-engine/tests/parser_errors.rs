@@ -82,7 +82,9 @@ async fn bad_redirects_broken_sitemaps_and_bad_links_reach_the_listener_and_the_
     assert_eq!(summary_of(&heard), expected, "listener: {heard:?}");
     assert_eq!(summary_of(&streamed), expected, "stream: {streamed:?}");
     let redirect = heard.iter().find(|e| e.kind == ErrorKind::BadRedirect).unwrap();
-    assert!(redirect.message.starts_with("bad Location header"), "{redirect}");
+    assert!(redirect.message.starts_with("302 with a bad Location header"), "{redirect}");
+    // The redirect that leads nowhere fails its request too.
+    assert_eq!(summary.failed, 1, "{summary}");
     let sitemap = heard.iter().find(|e| e.kind == ErrorKind::Decode).unwrap();
     assert!(sitemap.message.contains("not a sitemap"), "{sitemap}");
     let link = heard.iter().find(|e| e.kind == ErrorKind::Content).unwrap();

@@ -92,9 +92,14 @@ async fn a_missing_robots_txt_allows_all_and_a_failing_one_backs_off() {
         .unwrap();
     let mut cfg = config(&down.url("/"));
     cfg.robots.unavailable_backoff = Duration::from_millis(50);
-    let (summary, items) = crawl(cfg).await;
+    let (summary, items, frontier) = common::crawl_keeping_frontier(cfg).await;
     assert!(items.is_empty());
     assert_eq!(summary.failed, 1, "recorded as failed after repeated 5xx");
+    let failures = kumo_frontier::Frontier::failures(&*frontier).await.unwrap();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].kind, kumo_core::ErrorKind::Robots);
+    assert_eq!(failures[0].last_status, Some(500), "the status robots.txt answered: {:?}", failures[0]);
+    assert!(failures[0].message.contains("answered 500"), "{}", failures[0].message);
     assert!(down.hits().iter().all(|h| h.target == "/robots.txt"));
 }
 

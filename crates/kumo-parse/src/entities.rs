@@ -1,9 +1,11 @@
 //! Decoding HTML character references (`&amp;`, `&#233;`, `&#x2F;`) in attribute values and in
 //! `<title>` text, which the scan leaves raw.
 //!
-//! The HTML standard names about 2,200 references; links and titles in practice use a handful,
-//! so this knows the basics (`amp lt gt quot apos nbsp`) plus common punctuation, and all
-//! numeric references. Unknown names stay as written. The standard's legacy rules are kept
+//! The common names (`amp lt gt quot apos nbsp`, punctuation) are looked up in a short table
+//! first; any other name ending in `;` in the standard's full table (about 2,200, from
+//! markup5ever, which scraper builds anyway), so `javascript&colon;…` is read as the
+//! `javascript:` URL a browser sees. All numeric references are decoded; unknown names stay
+//! as written. The standard's legacy rules are kept
 //! where they matter for URLs: a few names are recognised without the `;`, except inside an
 //! attribute value when the next character is `=` or alphanumeric, so `?a=1&copy=2` stays a
 //! query string.
@@ -34,9 +36,10 @@ pub(crate) fn decode_into(s: &str, context: Context, out: &mut String) {
     while let Some(found) = s[search_from..].find('&') {
         let amp = search_from + found;
         search_from = amp + 1;
-        if let Some((ch, len)) = reference(&s[amp + 1..], context) {
+        if let Some((ch, second, len)) = reference(&s[amp + 1..], context) {
             out.push_str(&s[literal_from..amp]);
             out.push(ch);
+            out.extend(second);
             search_from = amp + 1 + len;
             literal_from = search_from;
         }
@@ -44,21 +47,43 @@ pub(crate) fn decode_into(s: &str, context: Context, out: &mut String) {
     out.push_str(&s[literal_from..]);
 }
 
-/// The character a reference starting right after a `&` stands for, and how many bytes of
-/// `rest` it used; `None` when `rest` does not start a reference this decoder knows.
-fn reference(rest: &str, context: Context) -> Option<(char, usize)> {
+/// The character (two, for a few names) a reference starting right after a `&` stands for,
+/// and how many bytes of `rest` it used; `None` when `rest` does not start a reference this
+/// decoder knows.
+fn reference(rest: &str, context: Context) -> Option<(char, Option<char>, usize)> {
     if let Some(numeric) = rest.strip_prefix('#') {
-        return numeric_reference(numeric).map(|(ch, len)| (ch, len + 1));
+        return numeric_reference(numeric).map(|(ch, len)| (ch, None, len + 1));
     }
-    let &(name, ch, legacy) = NAMED.iter().find(|(name, _, _)| rest.starts_with(name))?;
+    let short = NAMED.iter().find(|(name, _, _)| rest.starts_with(name));
+    if let Some(&(name, ch, _)) = short
+        && rest.as_bytes().get(name.len()) == Some(&b';')
+    {
+        return Some((ch, None, name.len() + 1));
+    }
+    // The longest name wins: `&ltimes;` is ⋉, not `<` and `imes;`.
+    if let Some(found) = full_table(rest) {
+        return Some(found);
+    }
+    let &(name, ch, legacy) = short?;
     let after = rest[name.len()..].bytes().next();
-    if after == Some(b';') {
-        return Some((ch, name.len() + 1));
-    }
     // Without a `;` only the legacy names count, and not where a URL would be broken by it.
     let blocked =
         context == Context::Attribute && after.is_some_and(|c| c == b'=' || c.is_ascii_alphanumeric());
-    (legacy && !blocked).then_some((ch, name.len()))
+    (legacy && !blocked).then_some((ch, None, name.len()))
+}
+
+/// The longest name in the standard is 31 letters (`CounterClockwiseContourIntegral`).
+const LONGEST_NAME: usize = 32;
+
+/// A name ending in `;` from the standard's full table.
+fn full_table(rest: &str) -> Option<(char, Option<char>, usize)> {
+    let name_len = rest.bytes().take(LONGEST_NAME + 1).take_while(u8::is_ascii_alphanumeric).count();
+    if name_len == 0 || name_len > LONGEST_NAME || rest.as_bytes().get(name_len) != Some(&b';') {
+        return None;
+    }
+    let &(first, second) = markup5ever::data::NAMED_ENTITIES.get(&rest[..=name_len])?;
+    let first = char::from_u32(first).filter(|_| first != 0)?;
+    Some((first, char::from_u32(second).filter(|_| second != 0), name_len + 1))
 }
 
 /// `&#…` after the `#`: decimal, or hex after `x`/`X`; the `;` is optional, as in browsers.
@@ -156,8 +181,11 @@ pub(crate) fn decode_exact(s: &str, context: Context, out: &mut String) -> Resul
         let amp = search_from + found;
         search_from = amp + 1;
         let rest = &s[amp + 1..];
-        let decoded =
-            if rest.starts_with('#') { reference(rest, context) } else { exact_named(rest, context)? };
+        let decoded = if rest.starts_with('#') {
+            reference(rest, context).map(|(ch, _, len)| (ch, len))
+        } else {
+            exact_named(rest, context)?
+        };
         if let Some((ch, len)) = decoded {
             out.push_str(&s[literal_from..amp]);
             out.push(ch);
@@ -243,6 +271,18 @@ mod tests {
             "a & b <c> \"d\" 'e'\u{A0}f"
         );
         assert_eq!(text("&copy; 2024 &mdash; &hellip;"), "© 2024 — …");
+    }
+
+    #[test]
+    fn named_from_the_full_table() {
+        assert_eq!(attr("javascript&colon;alert(1)"), "javascript:alert(1)");
+        assert_eq!(text("&ltimes; &lt;"), "\u{22C9} <");
+        assert_eq!(text("&NotEqualTilde;"), "\u{2242}\u{338}");
+        assert_eq!(
+            text("&Colon; &colon &bogus; &CounterClockwiseContourIntegral;"),
+            "\u{2237} &colon &bogus; \u{2233}"
+        );
+        assert_eq!(text(&format!("&{};", "a".repeat(40))), format!("&{};", "a".repeat(40)));
     }
 
     #[test]

@@ -92,7 +92,8 @@ fn link_elements_beyond_anchors() {
 #[test]
 fn non_navigable_schemes_and_pure_fragments_are_skipped() {
     let found = run("<a href=\"javascript:void(0)\">j</a><a href=\"  JavaScript:alert(1)\">j</a>\
-         <a href=\"java\tscript:alert(1)\">j</a><a href=\"mailto:a@example.com\">m</a>\
+         <a href=\"java\tscript:alert(1)\">j</a><a href=\"javascript&colon;alert(1)\">j</a>\
+         <a href=\"&#106;avascript&#x3A;alert(1)\">j</a><a href=\"mailto:a@example.com\">m</a>\
          <a href=\"MAILTO:b@example.com\">m</a><a href=\"data:text/html,hi\">d</a>\
          <a href=\"tel:+15551234\">t</a><a href=\"#top\">f</a><a href=\"#\">f</a>\
          <a href=\"\">empty</a><a href=\"   \">blank</a><a href>none</a>\

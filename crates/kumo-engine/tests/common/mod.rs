@@ -38,16 +38,22 @@ pub fn frontier(cfg: &CrawlConfig) -> Arc<MemoryFrontier> {
 
 /// Runs a crawl to its end (bounded by a 60 s guard) and returns the summary and records.
 pub async fn crawl(cfg: CrawlConfig) -> (Summary, Vec<Item>) {
+    let (summary, items, _) = crawl_keeping_frontier(cfg).await;
+    (summary, items)
+}
+
+/// As `crawl`, and the frontier, to look at what it kept (failures, hosts).
+pub async fn crawl_keeping_frontier(cfg: CrawlConfig) -> (Summary, Vec<Item>, Arc<MemoryFrontier>) {
     let sink = CollectSink::new();
     let mut engine = Engine::new();
     let f = frontier(&cfg);
-    engine.init(cfg, f, vec![Box::new(sink.clone())]).expect("init");
+    engine.init(cfg, f.clone(), vec![Box::new(sink.clone())]).expect("init");
     engine.start().await.expect("start");
     let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait())
         .await
         .expect("crawl finished within 60 s")
         .expect("wait");
-    (summary, sink.snapshot())
+    (summary, sink.snapshot(), f)
 }
 
 pub fn field<'a>(item: &'a Item, name: &str) -> &'a str {
