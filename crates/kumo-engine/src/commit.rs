@@ -16,8 +16,9 @@ use tokio::task::JoinHandle;
 
 use crate::CrawlConfig;
 use crate::Progress;
-use crate::results::{ItemBatch, Prepared, Tally, storage_error};
+use crate::results::{ItemBatch, Tally, prepare, storage_error};
 use crate::run::Parts;
+use crate::stages::PageResult;
 
 /// What a finished commit tells the scheduler.
 pub(crate) struct Committed {
@@ -37,14 +38,15 @@ impl Committer {
         self.running.is_none()
     }
 
-    /// Starts committing `prepared` once the commit before it has finished.
+    /// Counts `results` and starts committing them once the commit before has finished.
     pub async fn start(
         &mut self,
         parts: &Parts,
-        prepared: Prepared,
+        results: Vec<PageResult>,
         tally: &mut Tally,
         item_tx: &mpsc::Sender<ItemBatch>,
     ) {
+        let prepared = prepare(parts, results, tally).await;
         self.finish(parts, tally).await;
         // Saved with the commit: everything counted so far, with what it finds seen.
         let snapshot = tally.clone();

@@ -32,7 +32,7 @@ use crate::analyze::Analyzer;
 use crate::commit::{self, Committer};
 use crate::group::Group;
 use crate::registrar::Registrar;
-use crate::results::{ItemBatch, Tally, prepare, storage_error};
+use crate::results::{ItemBatch, Tally, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
@@ -306,8 +306,7 @@ pub(crate) async fn run(
         // Waiting results are committed at once when the crawl needs what they found (nothing
         // else is queued) or is about to end.
         if !group.is_empty() && (stopping || in_flight == 0 || readiness == Readiness::Empty) {
-            let prepared = prepare(parts, group.take(), &mut tally).await;
-            committer.start(parts, prepared, &mut tally, &item_tx).await;
+            committer.start(parts, group.take(), &mut tally, &item_tx).await;
             continue;
         }
         // A commit in flight may queue more: the crawl is drained only when it is done.
@@ -349,15 +348,11 @@ pub(crate) async fn run(
                             storage_error(parts, &mut tally, e);
                         }
                     }
-                    _ => {
-                        let prepared = prepare(parts, group.take(), &mut tally).await;
-                        committer.start(parts, prepared, &mut tally, &item_tx).await;
-                    }
+                    _ => committer.start(parts, group.take(), &mut tally, &item_tx).await,
                 }
             }
             _ = tokio::time::sleep_until(group.deadline().unwrap_or_else(tokio::time::Instant::now)), if !group.is_empty() => {
-                let prepared = prepare(parts, group.take(), &mut tally).await;
-                committer.start(parts, prepared, &mut tally, &item_tx).await;
+                committer.start(parts, group.take(), &mut tally, &item_tx).await;
             }
             done = committer.wait(), if !committer.is_idle() => commit::apply(parts, &mut tally, done),
             _ = tokio::time::sleep_until(wake.unwrap_or_else(tokio::time::Instant::now)), if wake.is_some() => {}
@@ -376,8 +371,7 @@ pub(crate) async fn run(
 
     if !group.is_empty() {
         // Pages fetched before a stop-now: done work, so it is committed like any other.
-        let prepared = prepare(parts, group.take(), &mut tally).await;
-        committer.start(parts, prepared, &mut tally, &item_tx).await;
+        committer.start(parts, group.take(), &mut tally, &item_tx).await;
     }
     committer.finish(parts, &mut tally).await;
     parts.status.set(Status::Stopping);

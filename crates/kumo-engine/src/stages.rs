@@ -337,8 +337,8 @@ impl ParseStage {
             self.cfg.listeners.target_page(&resp);
         }
         // A redirect is a new request (same depth) that goes through scope and
-        // de-duplication like any link, so every hop is checked.
-        // A redirect that cannot be followed fails its request (the failure list says why).
+        // de-duplication like any link, so every hop is checked; one that cannot be followed
+        // fails its request (the failure list says why).
         let mut failure = None;
         match resp.redirect_location() {
             Some(Ok(target)) => {
