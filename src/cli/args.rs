@@ -241,6 +241,15 @@ pub struct CrawlArgs {
     /// Deepest link depth to follow (start URLs are depth 0); 0 means unlimited.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub max_depth: u32,
+    /// Skip URLs whose path has more than N segments, as a spider trap (`trap` in the
+    /// summary); 0 means the default, 32.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_path_segments: usize,
+    /// Skip URLs whose path repeats a run of one to three segments more than N times in a row
+    /// (`/a/a/a`, `/x/y/x/y/x/y`), as a spider trap (`trap` in the summary); 0 means the
+    /// default, 2.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_segment_repeats: usize,
     /// Also accept this domain and its subdomains (the start URLs' domains always are).
     #[arg(long = "allow-domain", value_name = "DOMAIN")]
     pub allow_domains: Vec<String>,
@@ -305,6 +314,11 @@ pub struct CrawlArgs {
     /// Sort query parameters when de-duplicating URLs.
     #[arg(long)]
     pub sort_query: bool,
+    /// Keep session ids (jsessionid, PHPSESSID, sid, ASPSESSIONID…, ;jsessionid= in the path)
+    /// when de-duplicating URLs. By default they are dropped: they name the visitor, not the
+    /// page, and a server that hands out a new one per response makes every page new forever.
+    #[arg(long)]
+    pub keep_session_ids: bool,
     /// De-duplicate by URL and source page (Spiderman's non-strict mode).
     #[arg(long)]
     pub non_strict: bool,
@@ -346,10 +360,15 @@ pub struct CrawlArgs {
     /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
-    /// The longest a server may pause a whole host, in seconds (429/503 with Retry-After);
-    /// a longer ask, or a pause kept from an earlier run, is cut to this.
+    /// The longest a server may pause a whole host, in seconds (429/503 with Retry-After,
+    /// or a robots.txt answering 5xx); a longer ask, or a pause kept from an earlier run, is
+    /// cut to this.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub max_host_pause: f64,
+    /// The longest one request waits before its retry when the server's Retry-After asks for
+    /// more, in seconds.
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub max_retry_after: f64,
     /// Exit with status 4 when more than this percentage of the requests that ended failed
     /// for good (after their retries).
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
@@ -464,6 +483,12 @@ pub struct TestsiteArgs {
     /// Keep no request log (for benchmarks).
     #[arg(long)]
     pub no_record: bool,
+    /// Serve the hostile site instead: the synthetic site (--pages) salted with the faults
+    /// of the real web (5xx, resets, lying lengths, silent servers, absurd Retry-After,
+    /// redirect loops, bombs, a 200 MB body, broken HTML and charsets, spider traps, odd
+    /// robots.txt), over several loopback ports. Crawl it from the URL printed first.
+    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links"])]
+    pub hostile: bool,
 }
 
 /// The long names of the options of a parsed subcommand that came from the command line (not

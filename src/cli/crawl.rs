@@ -129,8 +129,14 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
             max_redirects: 10,
             // The default: 8 KiB.
             max_url_bytes: 0,
+            max_path_segments: a.max_path_segments,
+            max_segment_repeats: a.max_segment_repeats,
         },
-        canonical: CanonicalOptions { sort_query: a.sort_query, strip_params: a.strip_params.clone() },
+        canonical: CanonicalOptions {
+            sort_query: a.sort_query,
+            strip_params: a.strip_params.clone(),
+            keep_session_ids: a.keep_session_ids,
+        },
         dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },
         concurrency: a.concurrency,
         politeness: Politeness { default: default_policy, rules },
@@ -143,6 +149,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_duration,
         max_retries: a.retries,
         max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,
+        max_retry_after: seconds(a.max_retry_after, "--max-retry-after")?,
         ..Default::default()
     })
 }
@@ -271,4 +278,30 @@ pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::super::args::{Cli, Command};
+    use super::*;
+
+    fn config(flags: &[&str]) -> CrawlConfig {
+        let argv = ["kumo", "crawl", "http://h/"].into_iter().chain(flags.iter().copied());
+        let Command::Crawl(a) = Cli::try_parse_from(argv).expect("valid flags").command else {
+            unreachable!("a crawl")
+        };
+        config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn spider_trap_flags_reach_the_settings() {
+        let d = config(&[]);
+        assert!(!d.canonical.keep_session_ids, "session ids are dropped by default");
+        assert_eq!((d.scope.max_path_segments, d.scope.max_segment_repeats), (0, 0), "the defaults");
+        let c = config(&["--keep-session-ids", "--max-path-segments", "12", "--max-segment-repeats", "4"]);
+        assert!(c.canonical.keep_session_ids);
+        assert_eq!((c.scope.max_path_segments, c.scope.max_segment_repeats), (12, 4));
+    }
 }

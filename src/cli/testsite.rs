@@ -1,15 +1,20 @@
-//! `kumo testsite`: serves the synthetic site or a directory on 127.0.0.1 until Ctrl-C.
-//! The first line on standard output is the base URL, so scripts (and `kumo bench`) can read it.
+//! `kumo testsite`: serves the synthetic site, the hostile site or a directory on 127.0.0.1
+//! until Ctrl-C.
+//! The first line on standard output is the base URL (the hostile site's start page), so
+//! scripts (and `kumo bench`) can read it.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use kumo_testsite::{ServerBuilder, SiteConfig};
+use kumo_testsite::{HostileConfig, HostileSite, ServerBuilder, SiteConfig};
 
 use super::args::TestsiteArgs;
 
 pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
+    if a.hostile {
+        return hostile(a.pages).await;
+    }
     let mut b = ServerBuilder::new().port(a.port).record(!a.no_record);
     let what = match &a.dir {
         Some(dir) => {
@@ -35,5 +40,30 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
     tracing::info!("serving {what} at {}", server.base_url());
     tokio::signal::ctrl_c().await?;
     server.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The hostile site: prints its start page, then what a correct crawl of it does.
+async fn hostile(pages: usize) -> Result<ExitCode> {
+    let site = HostileSite::start(HostileConfig { pages, ..HostileConfig::default() })
+        .await
+        .context("cannot start the hostile site")?;
+    let t = site.truth();
+    let mut out = std::io::stdout();
+    writeln!(out, "{}", t.start)?;
+    out.flush()?;
+    tracing::info!(
+        "serving a hostile site at {}: {} normal pages, {} flaky, {} that fail three times, {} \
+         that always fail, {} URL prefixes no crawler may request, spider traps under {}",
+        site.base_url(),
+        t.normal.len(),
+        t.flaky.len(),
+        t.transient.len(),
+        t.failing.len(),
+        t.forbidden.len(),
+        t.traps
+    );
+    tokio::signal::ctrl_c().await?;
+    site.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -26,6 +26,9 @@ pub enum SkipReason {
     Robots,
     /// Longer than the URL length limit (8 KiB by default): servers refuse such requests.
     UrlTooLong,
+    /// A URL shape that only spider traps make: a path whose segments repeat (`/a/b/a/b/a/b`)
+    /// or that is deeper than the segment limit.
+    Trap,
 }
 
 impl SkipReason {
@@ -40,6 +43,7 @@ impl SkipReason {
             SkipReason::PageLimit => "page-limit",
             SkipReason::Robots => "robots",
             SkipReason::UrlTooLong => "url-too-long",
+            SkipReason::Trap => "trap",
         }
     }
 }
@@ -135,5 +139,18 @@ impl ErrorKind {
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_reasons_serialize_as_they_display() {
+        for r in [SkipReason::UrlTooLong, SkipReason::Trap, SkipReason::TooManyRedirects] {
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{r}\""));
+        }
+        assert_eq!(SkipReason::Trap.as_str(), "trap");
     }
 }

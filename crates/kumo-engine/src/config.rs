@@ -46,14 +46,18 @@ pub struct CrawlConfig {
     pub retry_backoff: Duration,
     /// The longest `Retry-After` honored for one request's retry; longer ones are cut to this.
     pub max_retry_after: Duration,
-    /// The longest a server may pause a whole host (429/503 with `Retry-After`); longer
-    /// asks are cut to this, and so are pauses kept from an earlier run when the crawl
-    /// starts.
+    /// The longest a server may pause a whole host (429/503 with `Retry-After`, or a
+    /// robots.txt answering 5xx); longer asks are cut to this, and so are pauses kept from an
+    /// earlier run when the crawl starts.
     pub max_host_pause: Duration,
     pub robots: RobotsConfig,
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
     pub error_buffer: usize,
+    /// Fetched pages of one URL shape (digits as `#`, query values dropped) at which a warning
+    /// asks whether the site is a spider trap, and again at ten and a hundred times as many;
+    /// the summary lists the shapes (`trap_warnings`). 0 turns the warning off.
+    pub trap_warn_pages: u64,
     /// Hooks called as the crawl runs ([`crate::Listener`]).
     pub listeners: crate::Listeners,
 }
@@ -83,6 +87,7 @@ impl Default for CrawlConfig {
             max_host_pause: Duration::from_secs(300),
             robots: RobotsConfig::default(),
             error_buffer: 1024,
+            trap_warn_pages: 10_000,
             listeners: crate::Listeners::default(),
         }
     }

@@ -16,6 +16,7 @@ use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
 use crate::run::{AnalyzerModule, Parts, run, seed};
 use crate::throttle::Throttle;
+use crate::traps::TrapWatch;
 use crate::writer::open_pipeline;
 use crate::{
     ConfigError, CrawlConfig, CrawlError, ErrorStream, Progress, Status, StatusCell, Summary, TransitionError,
@@ -264,7 +265,11 @@ impl Engine {
         let registrar =
             Arc::new(Registrar::new(downloaders).with_rule_downloaders(rule_downloaders, rule_proxies));
         let robots = cfg.robots.obey.then(|| {
-            let cache = RobotsCache::new(cfg.robots.clone(), cfg.downloader.user_agent.robots_name());
+            // A robots.txt answering 5xx pauses its origin like a server's own pause, so the
+            // same cap holds.
+            let mut robots_cfg = cfg.robots.clone();
+            robots_cfg.unavailable_backoff = robots_cfg.unavailable_backoff.min(cfg.max_host_pause);
+            let cache = RobotsCache::new(robots_cfg, cfg.downloader.user_agent.robots_name());
             Arc::new(cache.with_store(self.robots_store.clone()))
         });
         let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
@@ -272,6 +277,7 @@ impl Engine {
             (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();
         self.progress = Arc::new(Progress::default());
         let cfg_throttle = cfg.auto_throttle;
+        let trap_warn_pages = cfg.trap_warn_pages;
         self.parts = Some(Parts {
             cfg: Arc::new(cfg),
             scope: Arc::new(scope),
@@ -286,6 +292,7 @@ impl Engine {
             progress: self.progress.clone(),
             status: self.status.clone(),
             throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
+            traps: std::sync::Mutex::new(TrapWatch::new(trap_warn_pages)),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);

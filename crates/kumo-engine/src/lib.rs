@@ -33,6 +33,7 @@ mod stages;
 mod status;
 mod summary;
 mod throttle;
+mod traps;
 mod writer;
 
 pub use analyze::{Analysis, Analyzer, PageAnalyzer};

@@ -134,8 +134,20 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
         }
         let lease = r.lease;
         let completion = match r.outcome {
-            Outcome::Page { status, bytes, mut discovered, items: mut found, skips, errors, failure } => {
+            Outcome::Page {
+                status,
+                bytes,
+                mut discovered,
+                items: mut found,
+                skips,
+                errors,
+                failure,
+                shape,
+            } => {
                 tally.pages += 1;
+                if let Some(shape) = shape {
+                    parts.traps.lock().unwrap_or_else(|e| e.into_inner()).count(&shape);
+                }
                 tally.bytes += bytes;
                 *tally.by_status.entry(status).or_default() += 1;
                 for s in skips {

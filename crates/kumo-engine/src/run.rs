@@ -37,6 +37,7 @@ use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
 use crate::summary::{Modules, StopCause};
 use crate::throttle::Throttle;
+use crate::traps::TrapWatch;
 use crate::writer::{self, OutputFailure};
 use crate::{CrawlConfig, ErrorStream, Progress, Status, StatusCell, StopMode, Summary};
 
@@ -60,6 +61,9 @@ pub(crate) struct Parts {
     /// The adaptive throttle's state, when it is on. Only the scheduler touches it; a mutex
     /// only so `Parts` is `Sync`.
     pub throttle: Option<std::sync::Mutex<Throttle>>,
+    /// Fetched pages by URL shape, for the spider-trap warning. Only the scheduler touches
+    /// it; a mutex only so `Parts` is `Sync`.
+    pub traps: std::sync::Mutex<TrapWatch>,
 }
 
 impl Parts {
@@ -441,6 +445,7 @@ pub(crate) async fn run(
         items_unwritten: written.unwritten,
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
+        trap_warnings: parts.traps.lock().unwrap_or_else(|e| e.into_inner()).warnings(),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

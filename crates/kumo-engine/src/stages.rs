@@ -59,6 +59,9 @@ pub(crate) enum Outcome {
         /// The page is fetched but its request failed all the same, for the failure list: a
         /// redirect that leads nowhere, or one past the redirect limit.
         failure: Option<Box<PageFailure>>,
+        /// The URL's shape, for the spider-trap warning (`None` when it is off). Made here, in
+        /// the parsers, so the scheduler only counts it.
+        shape: Option<String>,
     },
     /// The server answered with a status worth trying again (429, 5xx).
     RetryableStatus {
@@ -377,7 +380,11 @@ impl ParseStage {
         });
         module.counters.finished(true);
         let bytes = resp.body.len() as u64;
-        (Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors, failure }, None)
+        let shape = (self.cfg.trap_warn_pages != 0).then(|| crate::traps::shape(&resp.url));
+        (
+            Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors, failure, shape },
+            None,
+        )
     }
 }
 

@@ -114,6 +114,10 @@ pub struct Summary {
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
     pub robots: RobotsStats,
+    /// URL shapes (digits as `#`, query values dropped) with so many pages fetched by this
+    /// process that they may be spider traps (see `CrawlConfig::trap_warn_pages`), each with
+    /// its pages.
+    pub trap_warnings: BTreeMap<String, u64>,
     pub modules: Modules,
 }
 
@@ -150,6 +154,12 @@ impl fmt::Display for Summary {
                 f,
                 "  robots.txt: {} fetched, {} disallowed, {} unavailable, {} crawl-delays capped",
                 r.fetched, r.disallowed, r.unavailable, r.crawl_delay_capped
+            )?;
+        }
+        for (shape, n) in &self.trap_warnings {
+            writeln!(
+                f,
+                "  trap?:     {n} pages of {shape} (--deny 'GLOB', --max-depth or --max-path-segments stop it)"
             )?;
         }
         let all =

@@ -1,7 +1,8 @@
 //! Scope: which requests a crawl may fetch at all.
 //!
-//! Checked in this order, first failure wins: scheme (http/https only), allowed domains,
-//! depth, then URL patterns. An out-of-scope request is a typed [`SkipReason`], not an error.
+//! Checked in this order, first failure wins: scheme (http/https only), URL length, allowed
+//! domains, depth, path shape (spider traps), redirects, then URL patterns. An out-of-scope
+//! request is a typed [`SkipReason`], not an error.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use kumo_core::{Request, SkipReason, Url};
@@ -47,10 +48,24 @@ pub struct ScopeConfig {
     /// Longest URL fetched, in bytes; 0 means [`MAX_URL_BYTES`]. Longer links are skipped
     /// (`url-too-long`) rather than sent to a server that would refuse them.
     pub max_url_bytes: usize,
+    /// Most path segments a URL may have; 0 means [`MAX_PATH_SEGMENTS`]. Deeper paths are
+    /// skipped as `trap`.
+    pub max_path_segments: usize,
+    /// Most times a run of one to three path segments may follow itself (`/a/a`, `/x/y/x/y`);
+    /// 0 means [`MAX_SEGMENT_REPEATS`]. One more repetition is skipped as `trap`.
+    pub max_segment_repeats: usize,
 }
 
 /// The default URL length limit: 8 KiB, what common servers accept in a request line.
 pub const MAX_URL_BYTES: usize = 8 * 1024;
+
+/// The default path segment limit: real sites rarely nest half as deep, while a relative link
+/// that resolves against its own page (`href="a/"` on `/a/`) grows a path without end.
+pub const MAX_PATH_SEGMENTS: usize = 32;
+
+/// The default repetition limit: `/a/a/` and `/x/y/x/y` pass, a third `/a` or `/x/y` in a row
+/// is a trap.
+pub const MAX_SEGMENT_REPEATS: usize = 2;
 
 /// A bad scope setting.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +86,8 @@ pub struct Scope {
     max_depth: u32,
     max_redirects: u8,
     max_url_bytes: usize,
+    max_path_segments: usize,
+    max_segment_repeats: usize,
     allow: Patterns,
     deny: Patterns,
 }
@@ -140,6 +157,16 @@ impl Scope {
             max_depth: cfg.max_depth,
             max_redirects: if cfg.max_redirects == 0 { 10 } else { cfg.max_redirects },
             max_url_bytes: if cfg.max_url_bytes == 0 { MAX_URL_BYTES } else { cfg.max_url_bytes },
+            max_path_segments: if cfg.max_path_segments == 0 {
+                MAX_PATH_SEGMENTS
+            } else {
+                cfg.max_path_segments
+            },
+            max_segment_repeats: if cfg.max_segment_repeats == 0 {
+                MAX_SEGMENT_REPEATS
+            } else {
+                cfg.max_segment_repeats
+            },
             allow: Patterns::build(&cfg.allow)?,
             deny: Patterns::build(&cfg.deny)?,
         })
@@ -165,6 +192,9 @@ impl Scope {
         if self.max_depth != 0 && req.depth > self.max_depth {
             return Err(SkipReason::Depth);
         }
+        if is_trap_path(url.path(), self.max_path_segments, self.max_segment_repeats) {
+            return Err(SkipReason::Trap);
+        }
         if req.redirects > self.max_redirects {
             return Err(SkipReason::TooManyRedirects);
         }
@@ -184,6 +214,38 @@ impl Scope {
                 && (host.len() == d.len() || host.as_bytes()[host.len() - d.len() - 1] == b'.')
         })
     }
+}
+
+/// Whether `path` has more than `max_segments` segments, or a run of one to three segments
+/// repeated back to back more than `max_repeats` times. Segments compare exactly; an empty one
+/// (from `//` or a trailing `/`) is a segment like any other.
+///
+/// One pass, no allocation: for each period `p` (1 to 3) it counts how many segments in a row
+/// equal the one `p` before. A run repeated `k` times makes `(k - 1)·p` such matches.
+fn is_trap_path(path: &str, max_segments: usize, max_repeats: usize) -> bool {
+    const PERIODS: usize = 3;
+    let path = path.strip_prefix('/').unwrap_or(path);
+    // The last segments seen, the latest first.
+    let mut last: [&str; PERIODS] = [""; PERIODS];
+    let mut matches = [0usize; PERIODS];
+    for (i, seg) in path.split('/').enumerate() {
+        if i >= max_segments {
+            return true;
+        }
+        for p in 1..=PERIODS {
+            if i >= p && seg == last[p - 1] {
+                matches[p - 1] += 1;
+                if matches[p - 1] >= max_repeats.saturating_mul(p) {
+                    return true;
+                }
+            } else {
+                matches[p - 1] = 0;
+            }
+        }
+        last.copy_within(0..PERIODS - 1, 1);
+        last[0] = seg;
+    }
+    false
 }
 
 /// The registrable domain (public suffix + one label) of `host`; an IP address or a name
@@ -323,6 +385,73 @@ mod tests {
         assert_eq!(default.check(&long(MAX_URL_BYTES + 1)), Err(SkipReason::UrlTooLong), "one byte more");
         assert_eq!(at_most(100).check(&long(101)), Err(SkipReason::UrlTooLong), "a limit of one's own");
         assert_eq!(at_most(100).check(&long(100)), Ok(()));
+    }
+
+    fn trap(s: &Scope, url: &str) -> bool {
+        s.check(&req(url, 0)) == Err(SkipReason::Trap)
+    }
+
+    #[test]
+    fn repeated_path_segments_are_traps() {
+        let s = scope(ScopeConfig { any_domain: true, ..Default::default() }, &[]);
+        for u in [
+            "http://h/a/a/a/",
+            "http://h/a/a/a",
+            "http://h/docs/a/a/a/b",
+            "http://h/x/y/x/y/x/y",
+            "http://h/p/x/y/z/x/y/z/x/y/z/q",
+            "http://h/a////b",
+            "http://h/cal/2024/cal/2024/cal/2024/?m=1",
+        ] {
+            assert!(trap(&s, u), "{u}: a trap");
+        }
+        for u in [
+            "http://h/",
+            "http://h/a/a/",
+            "http://h/a/a/b/a",
+            "http://h/a/b/a/c",
+            "http://h/x/y/x/y/x",
+            "http://h/a//b",
+            "http://h/a///b",
+            "http://h/A/a/A",
+            "http://h/2024/01/01/",
+            "http://h/a/b/c/d/a/b/c/d/a/b/c/d",
+            "http://h/p?x=a/a/a/a",
+        ] {
+            assert_eq!(s.check(&req(u, 0)), Ok(()), "{u}: not a trap");
+        }
+    }
+
+    #[test]
+    fn paths_deeper_than_the_limit_are_traps() {
+        let path = |n: usize| (0..n).map(|i| format!("/s{i}")).collect::<String>();
+        let s = scope(ScopeConfig { any_domain: true, ..Default::default() }, &[]);
+        assert_eq!(s.check(&req(&format!("http://h{}", path(MAX_PATH_SEGMENTS)), 0)), Ok(()));
+        assert!(trap(&s, &format!("http://h{}", path(MAX_PATH_SEGMENTS + 1))));
+        assert!(trap(&s, &format!("http://h{}/", path(MAX_PATH_SEGMENTS))), "a trailing / is a segment");
+        let s = scope(ScopeConfig { any_domain: true, max_path_segments: 3, ..Default::default() }, &[]);
+        assert_eq!(s.check(&req("http://h/a/b/c", 0)), Ok(()));
+        assert!(trap(&s, "http://h/a/b/c/d"));
+    }
+
+    #[test]
+    fn the_repetition_limit_is_a_setting() {
+        let s = scope(ScopeConfig { any_domain: true, max_segment_repeats: 1, ..Default::default() }, &[]);
+        assert!(trap(&s, "http://h/a/a"));
+        assert!(trap(&s, "http://h/x/y/x/y"));
+        assert_eq!(s.check(&req("http://h/x/y/x", 0)), Ok(()));
+        let s = scope(ScopeConfig { any_domain: true, max_segment_repeats: 4, ..Default::default() }, &[]);
+        assert_eq!(s.check(&req("http://h/a/a/a/a", 0)), Ok(()));
+        assert!(trap(&s, "http://h/a/a/a/a/a"));
+    }
+
+    #[test]
+    fn traps_are_checked_after_depth_and_before_patterns() {
+        let cfg = ScopeConfig { max_depth: 1, deny: vec![UrlPattern::parse("*/a/*")], ..Default::default() };
+        let s = scope(cfg, &["http://h/"]);
+        assert_eq!(s.check(&req("http://h/a/a/a", 2)), Err(SkipReason::Depth));
+        assert_eq!(s.check(&req("http://h/a/a/a", 1)), Err(SkipReason::Trap));
+        assert_eq!(s.check(&req("http://h/a/b", 1)), Err(SkipReason::Pattern));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The response body type: a whole buffer, or a "trickle" that sends delayed chunks.
+//! The response body type: a whole buffer, a "trickle" that sends delayed chunks, or one
+//! chunk repeated into a huge body.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +25,12 @@ pub(crate) struct Body {
 enum Kind {
     Full(Option<Bytes>),
     Trickle(Trickle),
+    /// `chunk` sent again and again until `left` bytes have gone: a huge body that costs the
+    /// server no memory.
+    Repeat {
+        chunk: Bytes,
+        left: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -63,6 +70,12 @@ impl Body {
             kind: Kind::Trickle(Trickle { rest: bytes, chunk, delay, sleep: None, reset_after }),
             guard: None,
         }
+    }
+
+    /// `total` bytes made of `chunk` repeated (the last copy cut short), with an exact length.
+    pub(crate) fn repeat(chunk: Bytes, total: u64) -> Self {
+        let left = if chunk.is_empty() { 0 } else { total };
+        Body { kind: Kind::Repeat { chunk, left }, guard: None }
     }
 
     pub(crate) fn attach(&mut self, guard: InFlight) {
@@ -105,6 +118,11 @@ impl hyper::body::Body for Body {
                     Some(t.rest.split_to(n))
                 }
             }
+            Kind::Repeat { chunk, left } => {
+                let n = (*left).min(chunk.len() as u64) as usize;
+                *left -= n as u64;
+                (n > 0).then(|| chunk.slice(..n))
+            }
         };
         if data.is_none() {
             // Finished: release the in-flight mark now rather than whenever hyper drops us.
@@ -117,6 +135,7 @@ impl hyper::body::Body for Body {
         match &self.kind {
             Kind::Full(bytes) => bytes.is_none(),
             Kind::Trickle(t) => t.rest.is_empty(),
+            Kind::Repeat { left, .. } => *left == 0,
         }
     }
 
@@ -126,6 +145,7 @@ impl hyper::body::Body for Body {
             // Unknown on purpose: without a Content-Length from the fixture, hyper uses
             // chunked encoding, so each trickled piece goes out as its own chunk.
             Kind::Trickle(_) => SizeHint::default(),
+            Kind::Repeat { left, .. } => SizeHint::with_exact(*left),
         }
     }
 }

@@ -15,6 +15,9 @@
 //!    without a trailing slash answer `301`, no listings);
 //! 4. otherwise `404`. Methods other than GET and HEAD answer `405` unless a fixture matches.
 //!
+//! [`HostileSite`] runs several such servers (and one that speaks broken HTTP) as a synthetic
+//! site salted with the faults of the real web, with the ground truth of a correct crawl.
+//!
 //! Every request is counted; with recording on (the default) each one is also logged as a
 //! [`Hit`]. Benchmarks turn recording off so the server never takes a lock.
 //!
@@ -43,6 +46,7 @@
 mod body;
 mod directory;
 mod fixture;
+mod hostile;
 mod proxy;
 mod record;
 mod server;
@@ -51,6 +55,7 @@ mod synthetic;
 mod tls;
 
 pub use fixture::Fixture;
+pub use hostile::{HostileConfig, HostileSite, HostileTruth};
 pub use proxy::ForwardProxy;
 pub use record::Hit;
 pub use server::{ServerBuilder, TestServer};

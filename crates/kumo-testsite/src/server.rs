@@ -44,6 +44,13 @@ pub struct ServerBuilder {
     fixtures: Vec<(String, Vec<Fixture>)>,
     record: bool,
     tls: Option<TlsIdentity>,
+    routes: Option<Arc<dyn Routes>>,
+}
+
+/// Paths answered by code rather than by a canned response (the hostile site's traps and its
+/// huge body). `respond` returns `None` for a path it does not serve.
+pub(crate) trait Routes: Send + Sync + std::fmt::Debug {
+    fn respond(&self, path: &str, query: Option<&str>) -> Option<Response<Body>>;
 }
 
 impl Default for ServerBuilder {
@@ -63,6 +70,7 @@ impl ServerBuilder {
             fixtures: Vec::new(),
             record: true,
             tls: None,
+            routes: None,
         }
     }
 
@@ -107,6 +115,12 @@ impl ServerBuilder {
     /// Serves HTTPS with this certificate chain and key instead of plain HTTP.
     pub fn tls(mut self, identity: TlsIdentity) -> Self {
         self.tls = Some(identity);
+        self
+    }
+
+    /// Answers GET and HEAD with `routes` where it has an answer, after the fixtures.
+    pub(crate) fn routes(mut self, routes: Arc<dyn Routes>) -> Self {
+        self.routes = Some(routes);
         self
     }
 
@@ -156,6 +170,7 @@ impl ServerBuilder {
             // Absolute links name the address actually bound, port included.
             site: self.site.map(|cfg| Site::new(cfg, addr.to_string())),
             dir,
+            routes: self.routes,
             recorder: Arc::clone(&recorder),
         });
         let (stop_tx, stop_rx) = watch::channel(());
@@ -299,6 +314,7 @@ struct Router {
     fixtures: HashMap<String, FixtureRoute>,
     site: Option<Site>,
     dir: Option<Directory>,
+    routes: Option<Arc<dyn Routes>>,
     recorder: Arc<Recorder>,
 }
 
@@ -312,7 +328,7 @@ impl Router {
         resp
     }
 
-    /// Fixtures first, then the synthetic site, then the directory, else 404.
+    /// Fixtures first, then the coded routes, the synthetic site, the directory, else 404.
     async fn route(&self, req: &Parts) -> Response<Body> {
         let path = req.uri.path();
         if let Some(f) = self.fixtures.get(path) {
@@ -325,6 +341,11 @@ impl Router {
         }
         if !matches!(req.method, Method::GET | Method::HEAD) {
             return error_page(StatusCode::METHOD_NOT_ALLOWED);
+        }
+        if let Some(routes) = &self.routes
+            && let Some(resp) = routes.respond(path, req.uri.query())
+        {
+            return resp;
         }
         if let Some(site) = &self.site
             && let Some(doc) = site.route(path)

@@ -314,6 +314,8 @@ pub(super) fn site(
         scope: ScopeConfig {
             allowed_domains: raw.allowed_domains.clone(),
             max_depth: raw.max_depth,
+            max_path_segments: raw.max_path_segments,
+            max_segment_repeats: raw.max_segment_repeats,
             max_redirects: 10,
             ..Default::default()
         },

@@ -9,6 +9,8 @@
 //! name = "quotes"
 //! seeds = ["{base}/"]
 //! max_depth = 0                         # 0: unlimited
+//! max_path_segments = 0                 # spider traps: deeper paths are skipped (0: 32),
+//! max_segment_repeats = 0               # and so are /a/a/a, /x/y/x/y/x/y (0: 2 repeats)
 //! concurrency = 8
 //! per_host = 4                          # limit rules: per-host parallelism,
 //! delay_ms = 0                          # and spacing

@@ -22,6 +22,13 @@ pub(super) struct RawSite {
     pub allowed_domains: Vec<String>,
     #[serde(default)]
     pub max_depth: u32,
+    /// Deeper paths are skipped as spider traps; 0: the default (32).
+    #[serde(default)]
+    pub max_path_segments: usize,
+    /// A run of one to three path segments repeated back to back more often is skipped as a
+    /// spider trap; 0: the default (2).
+    #[serde(default)]
+    pub max_segment_repeats: usize,
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
     #[serde(default = "default_per_host")]

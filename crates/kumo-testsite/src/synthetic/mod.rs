@@ -39,11 +39,27 @@ pub struct SiteConfig {
     /// Where external links point, e.g. `http://127.0.0.2:40123` (a trap server). `None`
     /// points them at `http://127.0.0.2:9`, a loopback address nothing answers on.
     pub external_base: Option<String>,
+    /// Extra `href` values written as given (not escaped, so they may be malformed on
+    /// purpose), spread over the first [`SALT_SPREAD`] pages: the i-th goes on page
+    /// `i % SALT_SPREAD` (on the index when the site has no pages). They lead off the
+    /// synthetic site, so the ground truth ignores them; the hostile site salts its faults
+    /// in this way.
+    pub salt: Vec<String>,
 }
+
+/// How many pages (from page 0) carry [`SiteConfig::salt`] links.
+pub const SALT_SPREAD: usize = 50;
 
 impl Default for SiteConfig {
     fn default() -> Self {
-        SiteConfig { pages: 100, page_bytes: 12_000, links_per_page: 20, seed: 1, external_base: None }
+        SiteConfig {
+            pages: 100,
+            page_bytes: 12_000,
+            links_per_page: 20,
+            seed: 1,
+            external_base: None,
+            salt: Vec::new(),
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use http::Response;
 use http::header::{CONTENT_TYPE, HeaderValue};
 
-use super::SiteConfig;
 use super::links::{Doc, Frag, Href, Rng, Role, Spelling, Stream, for_each_link};
+use super::{SALT_SPREAD, SiteConfig};
 use crate::body::Body;
 
 const WORDS: &[&str] = &[
@@ -202,6 +202,11 @@ impl Site {
             push_text(&mut html, link.role, link.href);
             html.push_str("</a></li>\n");
         });
+        for href in self.salt_of(doc) {
+            html.push_str("<li><a href=\"");
+            html.push_str(href);
+            html.push_str("\">More</a></li>\n");
+        }
 
         html.push_str("</ul>\n<section class=\"description\">\n");
         let mut padding = Rng::new(cfg.seed, doc, Stream::Padding);
@@ -211,6 +216,21 @@ impl Site {
         }
         html.push_str(TAIL);
         html
+    }
+
+    /// The [`SiteConfig::salt`] links `doc` carries.
+    fn salt_of(&self, doc: Doc) -> impl Iterator<Item = &str> {
+        let spread = self.cfg.pages.min(SALT_SPREAD);
+        let slot = match doc {
+            Doc::Index => (spread == 0).then_some(0),
+            Doc::Page(k) => (k < spread).then_some(k),
+        };
+        self.cfg
+            .salt
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| slot.is_some_and(|s| i % spread.max(1) == s))
+            .map(|(_, h)| h.as_str())
     }
 
     fn push_href(&self, out: &mut String, doc: Doc, href: Href) {

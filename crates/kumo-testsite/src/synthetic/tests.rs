@@ -77,8 +77,9 @@ fn ground_truth_matches_a_crawl_of_the_rendered_pages() {
             page_bytes: 0,
             seed: 99,
             external_base: Some("http://127.0.0.2:4000/".into()),
+            salt: Vec::new(),
         },
-        SiteConfig { pages: 120, links_per_page: 60, page_bytes: 0, seed: 7, external_base: None },
+        SiteConfig { pages: 120, links_per_page: 60, page_bytes: 0, seed: 7, ..SiteConfig::default() },
     ];
     for cfg in configs {
         let site = Site::new(cfg.clone(), HOST.into());

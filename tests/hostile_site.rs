@@ -1,0 +1,243 @@
+//! The hostile site (`kumo testsite --hostile`) crawled by the real binary, as a user would:
+//! kumo ends by itself with exit 0, fetches every normal page exactly once, never asks for
+//! what robots.txt (or its absence) forbids or what lies outside the crawl, stays small,
+//! lists every failure with its reason, and fetches the transient ones after a requeue. Killed
+//! twice with SIGKILL and resumed, it loses and duplicates nothing.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kumo_testsite::{HostileConfig, HostileSite, HostileTruth};
+
+use common::{KUMO, kumo_in, stderr};
+
+/// Most memory the crawl may use, whatever the site throws at it.
+const MAX_RSS: u64 = 200 * 1024 * 1024;
+
+/// `kumo crawl` of the hostile site, with short timeouts so that silent servers cost seconds.
+fn crawl_args(t: &HostileTruth) -> Vec<String> {
+    [
+        "crawl",
+        &t.start,
+        "--max-depth",
+        "8",
+        "--timeout",
+        "2",
+        "--max-host-pause",
+        "2",
+        "--max-retry-after",
+        "2",
+        "--state",
+        "st",
+        "-o",
+        "pages.jsonl",
+        "--summary-json",
+        "summary.json",
+        "--no-progress",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Peak resident memory of process `pid` so far, in bytes (Linux).
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+/// Runs `kumo ARGS` in `cwd` (at most 180 s), killing it with SIGKILL after `kill_after` if
+/// given. Returns its output, whether the kill landed, and its peak memory as last read from
+/// /proc (read every 20 ms: the kernel keeps the peak, so the last reading before the end
+/// misses at most the final 20 ms).
+async fn run(args: &[String], cwd: &Path, kill_after: Option<Duration>) -> (Output, bool, u64) {
+    let mut child = tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts");
+    let pid = child.id().expect("running");
+    let started = Instant::now();
+    let mut peak = 0;
+    let mut killed = false;
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    // Bounded by the 180 s guard.
+    loop {
+        tokio::select! {
+            _ = child.wait() => break,
+            _ = tick.tick() => {
+                peak = peak.max(peak_rss(pid).unwrap_or(0));
+                assert!(started.elapsed() < Duration::from_secs(180), "kumo ran past 180 s");
+                if kill_after.is_some_and(|k| started.elapsed() >= k) && !killed {
+                    child.start_kill().expect("SIGKILL");
+                    killed = true;
+                }
+            }
+        }
+    }
+    let out = child.wait_with_output().await.expect("kumo ran");
+    (out, killed, peak)
+}
+
+/// Every record of the output file, by URL. A URL written twice fails the test, unless
+/// `again` allows it (a failure queued again writes its page anew).
+fn records(cwd: &Path, again: impl Fn(&str) -> bool) -> HashMap<String, serde_json::Value> {
+    let text = std::fs::read_to_string(cwd.join("pages.jsonl")).expect("output written");
+    let mut by_url = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("line {} is not whole JSON: {e}", n + 1));
+        let url = v["url"].as_str().expect("url").to_owned();
+        assert!(by_url.insert(url.clone(), v).is_none() || again(&url), "{url} written twice");
+    }
+    by_url
+}
+
+/// How often each URL was requested (the hosts' own logs).
+fn request_counts(site: &HostileSite) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for url in site.requests() {
+        *counts.entry(url).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// What must hold of the hosts' logs after any crawl of the site, finished or not.
+fn check_requests(t: &HostileTruth, counts: &BTreeMap<String, usize>) {
+    for (url, n) in counts {
+        if let Some(p) = t.forbidden.iter().find(|p| url.starts_with(p.as_str())) {
+            panic!("{url} was requested ({n}×), under the forbidden {p}");
+        }
+    }
+    // A failure queued again is asked for again: the hop where the redirect chain fails is
+    // one of those once a requeue has run.
+    let failing = |u: &str| t.failing.iter().any(|(p, _)| u.starts_with(p.as_str()));
+    for url in t.at_most_once.iter().filter(|u| !failing(u)) {
+        assert!(counts.get(url).copied().unwrap_or(0) <= 1, "{url} requested {:?} times", counts.get(url));
+    }
+    let trapped: usize = counts.iter().filter(|(u, _)| u.starts_with(&t.traps)).map(|(_, n)| n).sum();
+    assert!(trapped <= 100, "{trapped} requests went into the spider traps");
+}
+
+/// Every normal page was requested exactly once.
+fn check_normal_once(t: &HostileTruth, counts: &BTreeMap<String, usize>) {
+    let wrong: Vec<_> =
+        t.normal.iter().filter(|u| counts.get(*u) != Some(&1)).map(|u| (u, counts.get(u))).collect();
+    assert!(wrong.is_empty(), "normal pages not fetched exactly once: {wrong:?}");
+}
+
+/// Normal and flaky pages each have one successful record; odd charsets read right.
+fn check_records(t: &HostileTruth, records: &HashMap<String, serde_json::Value>) {
+    for url in t.normal.iter().chain(&t.flaky) {
+        let r = records.get(url).unwrap_or_else(|| panic!("no record of {url}"));
+        assert_eq!(r["status"], 200, "{url}: {r}");
+    }
+    for (url, title) in &t.titles {
+        assert_eq!(records[url]["title"], title.as_str(), "{url}");
+    }
+}
+
+/// `kumo failures list --json`, as (url, kind) pairs.
+async fn failures(cwd: &Path) -> Vec<(String, String, String)> {
+    let out = kumo_in(cwd, &["failures", "list", "--state", "st", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    list.iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+            (s("url"), s("kind"), s("message"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hostile_site_is_crawled_whole_politely_and_within_memory() {
+    let site = HostileSite::start(HostileConfig::default()).await.unwrap();
+    let t = site.truth().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let args = crawl_args(&t);
+
+    let started = Instant::now();
+    let (out, _, peak) = run(&args, dir.path(), None).await;
+    let took = started.elapsed();
+    eprintln!("hostile crawl: {:.1} s, peak RSS {:.0} MB", took.as_secs_f64(), peak as f64 / 1e6);
+    assert!(out.status.success(), "kumo failed: {}", stderr(&out));
+    assert!(peak < MAX_RSS, "peak RSS {peak} bytes");
+
+    let counts = request_counts(&site);
+    check_requests(&t, &counts);
+    check_normal_once(&t, &counts);
+    check_records(&t, &records(dir.path(), |_| false));
+
+    // Every failure is listed with its reason; nothing else failed.
+    let listed = failures(dir.path()).await;
+    for (prefix, kind) in &t.failing {
+        let found = listed.iter().find(|(u, _, _)| u.starts_with(prefix.as_str()));
+        let (_, k, message) = found.unwrap_or_else(|| {
+            let origin = &prefix[..prefix[8..].find('/').map_or(prefix.len(), |i| i + 8)];
+            let asked: Vec<_> = counts.keys().filter(|u| u.starts_with(origin)).collect();
+            panic!("no failure listed for {prefix} (requests there: {asked:?}): {listed:#?}")
+        });
+        assert!(!message.is_empty(), "{prefix}: a failure without a reason");
+        if let Some(kind) = kind {
+            assert_eq!(k, kind, "{prefix}: {message}");
+        }
+    }
+    for url in &t.transient {
+        assert!(listed.iter().any(|(u, _, _)| u == url), "{url} is not among the failures");
+    }
+    let expected = t.failing.len() + t.transient.len();
+    assert_eq!(listed.len(), expected, "unexpected failures: {listed:#?}");
+
+    // Queued again, the transient failures are fetched by a resumed crawl; nothing else is.
+    let requeued = kumo_in(dir.path(), &["failures", "requeue", "--state", "st"]).await;
+    assert!(requeued.status.success(), "{}", stderr(&requeued));
+    let (out, _, _) = run(&args, dir.path(), None).await;
+    assert!(out.status.success(), "the resumed crawl failed: {}", stderr(&out));
+    let after = request_counts(&site);
+    check_requests(&t, &after);
+    check_normal_once(&t, &after);
+    let records = records(dir.path(), |u| t.failing.iter().any(|(p, _)| u.starts_with(p.as_str())));
+    for url in &t.transient {
+        assert_eq!(records.get(url).map(|r| &r["status"]), Some(&200.into()), "{url} after the requeue");
+    }
+    site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hostile_crawl_killed_twice_loses_and_duplicates_nothing() {
+    let site = HostileSite::start(HostileConfig::default()).await.unwrap();
+    let t = site.truth().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let args = crawl_args(&t);
+    let seed = fastrand::u64(..);
+    eprintln!("kill schedule seed: {seed}");
+    let mut rng = fastrand::Rng::with_seed(seed);
+
+    // The crawl waits seconds on silent servers, so kills within its first second and a half
+    // land mid-crawl.
+    let mut kills = 0;
+    for _ in 0..2 {
+        let after = Duration::from_millis(rng.u64(300..1_500));
+        let (out, killed, _) = run(&args, dir.path(), Some(after)).await;
+        assert!(killed, "the crawl ended before the kill: {}", stderr(&out));
+        kills += 1;
+    }
+    let (out, _, _) = run(&args, dir.path(), None).await;
+    assert!(out.status.success(), "the final run failed: {}", stderr(&out));
+    assert!(stderr(&out).contains("resuming from"), "{}", stderr(&out));
+    assert_eq!(kills, 2);
+
+    // `records` fails on a URL written twice; every normal and flaky page is there once.
+    check_records(&t, &records(dir.path(), |_| false));
+    check_requests(&t, &request_counts(&site));
+    site.shutdown().await;
+}
