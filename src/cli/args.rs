@@ -345,6 +345,11 @@ pub struct CrawlArgs {
     /// Accept any TLS certificate, unverified: only for hosts you control (a test server).
     #[arg(long)]
     pub insecure: bool,
+    /// A development cache: answers kept in DIR are replayed instead of fetched, and every new
+    /// answer (but 429 and 5xx) is kept there, so a spider can be run again and again without
+    /// touching the site (Scrapy's HTTPCACHE with its "always" policy).
+    #[arg(long, value_name = "DIR")]
+    pub http_cache: Option<PathBuf>,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,

@@ -2,11 +2,12 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{DownloaderConfig, ExtraRoots, UserAgent};
+use kumo_downloader::{DownloaderConfig, ExtraRoots, HttpCache, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
@@ -80,6 +81,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     };
     downloader.extra_roots = trusted_roots(&a.ca_files)?;
     downloader.accept_invalid_certs = a.insecure;
+    downloader.http_cache = http_cache(a)?;
     let max_duration = match a.max_duration {
         Some(s) if s.is_finite() && s > 0.0 => Some(seconds(s, "--max-duration")?),
         Some(_) => bail!("--max-duration must be a positive number of seconds"),
@@ -229,6 +231,7 @@ async fn crawl(
     sink: Box<dyn Sink>,
 ) -> Result<ExitCode> {
     let durable = !a.state.memory;
+    let cache = cfg.downloader.http_cache.clone();
     let mut engine = opened.state.engine();
     let frontier = opened.state.frontier.clone();
     engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
@@ -264,9 +267,29 @@ async fn crawl(
         b.finish().await;
     }
     report(&summary, a.summary_json.as_deref())?;
+    report_cache(cache.as_deref());
     drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
     Ok(outcome::of_crawl(&summary, "", durable, a.failure_threshold, &first).into())
+}
+
+/// The development cache `--http-cache` names, opened (and made) once for every downloader.
+pub fn http_cache(a: &CrawlArgs) -> Result<Option<Arc<HttpCache>>> {
+    a.http_cache
+        .as_ref()
+        .map(|dir| {
+            HttpCache::open(dir)
+                .map(Arc::new)
+                .with_context(|| format!("cannot use {} as the HTTP cache", dir.display()))
+        })
+        .transpose()
+}
+
+/// What the development cache did this run, after the summary.
+pub fn report_cache(cache: Option<&HttpCache>) {
+    if let Some(c) = cache {
+        say!("  http cache {}: {} answers replayed, {} kept", c.dir().display(), c.hits(), c.stored());
+    }
 }
 
 /// Prints the human summary on standard error and writes the JSON one if asked.

@@ -24,7 +24,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 15] = [
+const SPIDER_FILE_OPTIONS: [&str; 16] = [
     "state",
     "memory",
     "fresh",
@@ -41,6 +41,8 @@ const SPIDER_FILE_OPTIONS: [&str; 15] = [
     // Where this machine finds trust, for every site.
     "ca-file",
     "insecure",
+    // A development cache, for every site.
+    "http-cache",
 ];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
@@ -67,6 +69,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
     let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
+    let cache = super::crawl::http_cache(a).map_err(usage)?;
     // Workers sharing a crawl must run the same file.
     let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(&file).unwrap_or_default());
     let mut jobs = Vec::new();
@@ -75,6 +78,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     for mut site in spiders.sites {
         site.crawl.downloader.extra_roots = roots.clone();
         site.crawl.downloader.accept_invalid_certs = a.insecure;
+        site.crawl.downloader.http_cache = cache.clone();
         // The site's output files created here go again if its outputs or its state are
         // refused: nothing was crawled into them (earlier sites' states already name theirs).
         let new_files =
@@ -154,6 +158,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             }
         }
     }
+    super::crawl::report_cache(cache.as_deref());
     if let Some(p) = &a.summary_json {
         let text = serde_json::to_string_pretty(&summaries)?;
         std::fs::write(p, text + "\n")

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{BuildError, CookieJar, UserAgent};
+use crate::{BuildError, CookieJar, HttpCache, UserAgent};
 
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
@@ -37,6 +37,9 @@ pub struct DownloaderConfig {
     pub extra_roots: ExtraRoots,
     /// Accept any server certificate, unverified (`--insecure`): only for hosts you control.
     pub accept_invalid_certs: bool,
+    /// Answer from this development cache when it holds the answer, and keep every new one
+    /// there (`--http-cache DIR`): see [`HttpCache`].
+    pub http_cache: Option<Arc<HttpCache>>,
 }
 
 /// Root certificates to trust beside the system's, as checked PEM text.
@@ -84,6 +87,7 @@ impl Default for DownloaderConfig {
             cookie_jar: None,
             extra_roots: ExtraRoots::default(),
             accept_invalid_certs: false,
+            http_cache: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! detection. Redirects are deliberately not followed here: the crawler turns a 3xx into a new
 //! request so that every hop is checked against scope, de-duplication and politeness.
 
+mod cache;
 mod config;
 mod cookies;
 mod decode;
@@ -13,6 +14,7 @@ mod error;
 mod fetch;
 mod user_agent;
 
+pub use cache::HttpCache;
 pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
