@@ -350,6 +350,11 @@ pub struct CrawlArgs {
     /// touching the site (Scrapy's HTTPCACHE with its "always" policy).
     #[arg(long, value_name = "DIR")]
     pub http_cache: Option<PathBuf>,
+    /// When the HTTP cache replays an answer: always (whenever it holds one), or rfc9111 (as
+    /// the site's Cache-Control, Expires and validators allow: fresh answers are replayed,
+    /// stale ones revalidated with If-None-Match / If-Modified-Since, no-store never kept).
+    #[arg(long, value_enum, default_value = "always", value_name = "POLICY", requires = "http_cache")]
+    pub http_cache_policy: HttpCachePolicy,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,
@@ -466,6 +471,13 @@ pub struct DemoArgs {
     /// (each run starts over).
     #[arg(default_value = "kumo-demo", value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+/// `--http-cache-policy`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpCachePolicy {
+    Always,
+    Rfc9111,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{DownloaderConfig, ExtraRoots, HttpCache, UserAgent};
+use kumo_downloader::{CacheRules, DownloaderConfig, ExtraRoots, HttpCache, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
 
-use super::args::CrawlArgs;
+use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
 use super::outcome::{self, usage};
 use super::progress::ProgressBar;
@@ -278,7 +278,11 @@ pub fn http_cache(a: &CrawlArgs) -> Result<Option<Arc<HttpCache>>> {
     a.http_cache
         .as_ref()
         .map(|dir| {
-            HttpCache::open(dir)
+            let rules = match a.http_cache_policy {
+                HttpCachePolicy::Always => CacheRules::Always,
+                HttpCachePolicy::Rfc9111 => CacheRules::Http,
+            };
+            HttpCache::open(dir, rules)
                 .map(Arc::new)
                 .with_context(|| format!("cannot use {} as the HTTP cache", dir.display()))
         })
@@ -288,7 +292,13 @@ pub fn http_cache(a: &CrawlArgs) -> Result<Option<Arc<HttpCache>>> {
 /// What the development cache did this run, after the summary.
 pub fn report_cache(cache: Option<&HttpCache>) {
     if let Some(c) = cache {
-        say!("  http cache {}: {} answers replayed, {} kept", c.dir().display(), c.hits(), c.stored());
+        say!(
+            "  http cache {}: {} answers replayed, {} after a 304, {} kept",
+            c.dir().display(),
+            c.hits(),
+            c.revalidated(),
+            c.stored()
+        );
     }
 }
 

@@ -24,7 +24,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 16] = [
+const SPIDER_FILE_OPTIONS: [&str; 17] = [
     "state",
     "memory",
     "fresh",
@@ -43,6 +43,7 @@ const SPIDER_FILE_OPTIONS: [&str; 16] = [
     "insecure",
     // A development cache, for every site.
     "http-cache",
+    "http-cache-policy",
 ];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {

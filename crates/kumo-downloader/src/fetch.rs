@@ -81,23 +81,15 @@ impl Downloader {
     pub async fn fetch(&self, req: Request) -> Result<Response, FetchError> {
         self.counters.called();
         self.counters.accepted();
-        if let Some(cache) = &self.cfg.http_cache
-            && let Some(resp) = cache.load(&req).await
-        {
-            self.counters.finished(true);
-            return Ok(resp);
+        let result = match &self.cfg.http_cache {
+            Some(cache) => cache.fetch(req, |r| self.fetch_inner(r)).await,
+            None => self.fetch_inner(req).await,
         }
-        let result = self.fetch_inner(req).await.map_err(|mut e| {
+        .map_err(|mut e| {
             e.module = Some(self.id.clone());
             e
         });
         self.counters.finished(result.is_ok());
-        if let (Some(cache), Ok(resp)) = (&self.cfg.http_cache, &result)
-            && let Err(e) = cache.store(resp).await
-        {
-            // The crawl goes on; only the next run's replay misses this page.
-            tracing::warn!(url = %resp.url, error = %e, "cannot keep the answer in the HTTP cache");
-        }
         result
     }
 

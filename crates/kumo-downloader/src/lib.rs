@@ -14,7 +14,7 @@ mod error;
 mod fetch;
 mod user_agent;
 
-pub use cache::HttpCache;
+pub use cache::{CacheRules, HttpCache};
 pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};

@@ -11,7 +11,9 @@ use crate::body::Body;
 
 /// A canned response served for one exact path (the query is ignored when matching).
 ///
-/// A fixture answers every method, so it can also stand in for a form endpoint.
+/// A fixture answers every method, so it can also stand in for a form endpoint. A `200` with
+/// an `ETag` or `Last-Modified` header answers a conditional request that names it with
+/// `304 Not Modified`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fixture {
     /// The status code, e.g. `200` or `503`.
@@ -140,6 +142,36 @@ impl Prepared {
             reset_after: f.reset_after,
             latency: f.latency,
         })
+    }
+
+    /// The answer to `req`: `304 Not Modified` (the fixture's headers, no body) when the
+    /// fixture is a `200` with an `ETag` that `If-None-Match` names, or, without
+    /// `If-None-Match`, a `Last-Modified` that `If-Modified-Since` repeats byte for byte (as
+    /// crawlers must send it); otherwise the fixture itself.
+    pub(crate) fn respond_to(&self, req: &http::request::Parts) -> Response<Body> {
+        if self.status == StatusCode::OK && self.not_modified(&req.headers) {
+            let mut resp = Response::new(Body::empty());
+            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+            *resp.headers_mut() = self.headers.clone();
+            resp.headers_mut().remove(http::header::CONTENT_LENGTH);
+            return resp;
+        }
+        self.respond()
+    }
+
+    fn not_modified(&self, asked: &HeaderMap) -> bool {
+        let ours = |name| self.headers.get(name).map(HeaderValue::as_bytes);
+        if let Some(inm) = asked.get(http::header::IF_NONE_MATCH) {
+            let Some(etag) = ours(http::header::ETAG) else { return false };
+            // Weak comparison (RFC 9110 §13.1.2): `W/` aside, the tags must be equal.
+            let weak = |t: &[u8]| t.strip_prefix(b"W/").unwrap_or(t).to_vec();
+            return inm.as_bytes() == b"*"
+                || inm.as_bytes().split(|&b| b == b',').any(|t| weak(t.trim_ascii()) == weak(etag));
+        }
+        match (asked.get(http::header::IF_MODIFIED_SINCE), ours(http::header::LAST_MODIFIED)) {
+            (Some(ims), Some(lm)) => ims.as_bytes() == lm,
+            _ => false,
+        }
     }
 
     pub(crate) fn respond(&self) -> Response<Body> {

@@ -19,6 +19,10 @@ pub struct Hit {
     pub user_agent: Option<String>,
     /// The `Cookie` header.
     pub cookie: Option<String>,
+    /// The `If-None-Match` header: a conditional request's stored ETag.
+    pub if_none_match: Option<String>,
+    /// The `If-Modified-Since` header: a conditional request's stored Last-Modified.
+    pub if_modified_since: Option<String>,
 }
 
 /// Counters shared by every connection of one server.
@@ -54,6 +58,9 @@ impl Recorder {
         let now = self.in_flight.fetch_add(1, Ordering::AcqRel) + 1;
         self.max_in_flight.fetch_max(now, Ordering::AcqRel);
         if self.record {
+            let header = |name: http::header::HeaderName| {
+                req.headers.get(name).and_then(|h| h.to_str().ok()).map(str::to_owned)
+            };
             let hit = Hit {
                 at: Instant::now(),
                 method: req.method.as_str().to_owned(),
@@ -61,17 +68,11 @@ impl Recorder {
                     .uri
                     .path_and_query()
                     .map_or_else(|| req.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
-                host: req.headers.get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_owned),
-                user_agent: req
-                    .headers
-                    .get(http::header::USER_AGENT)
-                    .and_then(|h| h.to_str().ok())
-                    .map(str::to_owned),
-                cookie: req
-                    .headers
-                    .get(http::header::COOKIE)
-                    .and_then(|h| h.to_str().ok())
-                    .map(str::to_owned),
+                host: header(http::header::HOST),
+                user_agent: header(http::header::USER_AGENT),
+                cookie: header(http::header::COOKIE),
+                if_none_match: header(http::header::IF_NONE_MATCH),
+                if_modified_since: header(http::header::IF_MODIFIED_SINCE),
             };
             self.lock().push(hit);
         }

@@ -337,7 +337,7 @@ impl Router {
             if !fixture.latency.is_zero() {
                 tokio::time::sleep(fixture.latency).await;
             }
-            return fixture.respond();
+            return fixture.respond_to(req);
         }
         if !matches!(req.method, Method::GET | Method::HEAD) {
             return error_page(StatusCode::METHOD_NOT_ALLOWED);
