@@ -165,17 +165,18 @@ impl ServerBuilder {
         let listener = bind(SocketAddr::new(self.ip, self.port))?;
         let addr = listener.local_addr()?;
         let recorder = Arc::new(Recorder::new(self.record));
+        let site = self.site.map(|cfg| Arc::new(Site::new(cfg, addr.to_string())));
         let router = Arc::new(Router {
             fixtures,
             // Absolute links name the address actually bound, port included.
-            site: self.site.map(|cfg| Site::new(cfg, addr.to_string())),
+            site: site.clone(),
             dir,
             routes: self.routes,
             recorder: Arc::clone(&recorder),
         });
         let (stop_tx, stop_rx) = watch::channel(());
         let task = tokio::spawn(accept_loop(listener, router, tls, stop_rx));
-        Ok(TestServer { addr, scheme, recorder, stop: stop_tx, task })
+        Ok(TestServer { addr, scheme, recorder, site, stop: stop_tx, task })
     }
 }
 
@@ -196,6 +197,7 @@ pub struct TestServer {
     addr: SocketAddr,
     scheme: &'static str,
     recorder: Arc<Recorder>,
+    site: Option<Arc<Site>>,
     /// Dropping the sender is the stop signal, so dropping the server stops it too.
     stop: watch::Sender<()>,
     task: JoinHandle<()>,
@@ -231,6 +233,15 @@ impl TestServer {
     /// last byte of the response body).
     pub fn max_in_flight(&self) -> usize {
         self.recorder.max_in_flight()
+    }
+
+    /// Changes the synthetic site's pages `pages` (numbers past the last page are ignored):
+    /// each gets a new price, and with [`SiteConfig::validators`] a new `ETag` and a later
+    /// `Last-Modified`. Links stay as they were, so the ground truth holds.
+    pub fn change_pages(&self, pages: &[usize]) {
+        if let Some(site) = &self.site {
+            site.change(pages);
+        }
     }
 
     /// Stops accepting, gives open connections a moment to finish, closes them, and returns
@@ -312,7 +323,7 @@ struct FixtureRoute {
 #[derive(Debug)]
 struct Router {
     fixtures: HashMap<String, FixtureRoute>,
-    site: Option<Site>,
+    site: Option<Arc<Site>>,
     dir: Option<Directory>,
     routes: Option<Arc<dyn Routes>>,
     recorder: Arc<Recorder>,
@@ -350,7 +361,7 @@ impl Router {
         if let Some(site) = &self.site
             && let Some(doc) = site.route(path)
         {
-            return site.respond(doc);
+            return site.respond(doc, &req.headers);
         }
         if let Some(dir) = &self.dir {
             return dir.serve(path, req.uri.query()).await;

@@ -45,6 +45,10 @@ pub struct SiteConfig {
     /// synthetic site, so the ground truth ignores them; the hostile site salts its faults
     /// in this way.
     pub salt: Vec<String>,
+    /// Serve every document with an `ETag` and a `Last-Modified` (both move when the document
+    /// is changed with [`crate::TestServer::change_pages`]) and answer a conditional request
+    /// that names the current ones with `304 Not Modified`.
+    pub validators: bool,
 }
 
 /// How many pages (from page 0) carry [`SiteConfig::salt`] links.
@@ -59,6 +63,7 @@ impl Default for SiteConfig {
             seed: 1,
             external_base: None,
             salt: Vec::new(),
+            validators: false,
         }
     }
 }

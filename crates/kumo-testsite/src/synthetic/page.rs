@@ -2,8 +2,11 @@
 
 use std::fmt::Write as _;
 
-use http::Response;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+
+use http::header::{CONTENT_TYPE, ETAG, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
+use http::{HeaderMap, Response, StatusCode};
 
 use super::links::{Doc, Frag, Href, Rng, Role, Spelling, Stream, for_each_link};
 use super::{SALT_SPREAD, SiteConfig};
@@ -126,6 +129,8 @@ pub(crate) struct Site {
     host: String,
     external_base: String,
     pool: Vec<String>,
+    /// How often each document has been changed, by [`Doc::id`]: 0 serves it as generated.
+    revisions: Vec<AtomicU32>,
 }
 
 impl Site {
@@ -133,7 +138,8 @@ impl Site {
         let external_base =
             cfg.external_base.as_deref().unwrap_or(DEFAULT_EXTERNAL_BASE).trim_end_matches('/').to_owned();
         let pool = paragraph_pool(cfg.seed);
-        Site { cfg, host, external_base, pool }
+        let revisions = (0..=cfg.pages).map(|_| AtomicU32::new(0)).collect();
+        Site { cfg, host, external_base, pool, revisions }
     }
 
     /// The document served at `path`, if the site has one there.
@@ -154,10 +160,57 @@ impl Site {
         (k < self.cfg.pages).then_some(Doc::Page(k))
     }
 
-    pub(crate) fn respond(&self, doc: Doc) -> Response<Body> {
+    /// Changes pages `pages` (see [`crate::TestServer::change_pages`]).
+    pub(crate) fn change(&self, pages: &[usize]) {
+        for &k in pages.iter().filter(|&&k| k < self.cfg.pages) {
+            self.revisions[Doc::Page(k).id() as usize].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn revision(&self, doc: Doc) -> u32 {
+        self.revisions[doc.id() as usize].load(Ordering::Relaxed)
+    }
+
+    /// `doc` as the answer to a request with `asked` headers: with validators on, a `304`
+    /// when they name its current `ETag` (or, without `If-None-Match`, its `Last-Modified`).
+    pub(crate) fn respond(&self, doc: Doc, asked: &HeaderMap) -> Response<Body> {
+        let validators = self.cfg.validators.then(|| self.validators(doc));
+        if let Some((etag, modified)) = &validators {
+            let named = match asked.get(IF_NONE_MATCH) {
+                Some(inm) => inm.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii() == etag.as_bytes()),
+                None => asked.get(IF_MODIFIED_SINCE).is_some_and(|ims| ims.as_bytes() == modified.as_bytes()),
+            };
+            if named {
+                let mut resp = Response::new(Body::empty());
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                self.add_validators(&mut resp, etag, modified);
+                return resp;
+            }
+        }
         let mut resp = Response::new(Body::full(self.render(doc)));
         resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+        if let Some((etag, modified)) = &validators {
+            self.add_validators(&mut resp, etag, modified);
+        }
         resp
+    }
+
+    /// `doc`'s current `ETag` and `Last-Modified`: its revision `r` was made on day `r` after
+    /// 2026-01-01.
+    fn validators(&self, doc: Doc) -> (String, String) {
+        let rev = self.revision(doc);
+        let etag = format!("\"{:x}-{}-{rev}\"", self.cfg.seed, doc.id());
+        let day = Duration::from_secs(86_400) * rev;
+        let modified = httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(1_767_225_600) + day);
+        (etag, modified)
+    }
+
+    fn add_validators(&self, resp: &mut Response<Body>, etag: &str, modified: &str) {
+        // Both are built from digits and date text only, so they are valid header values.
+        if let (Ok(e), Ok(m)) = (HeaderValue::from_str(etag), HeaderValue::from_str(modified)) {
+            resp.headers_mut().insert(ETAG, e);
+            resp.headers_mut().insert(LAST_MODIFIED, m);
+        }
     }
 
     /// The HTML of `doc`. One pre-sized buffer, no other allocation.
@@ -170,7 +223,8 @@ impl Site {
         };
         let mut item = Rng::new(cfg.seed, doc, Stream::Item);
         let r = item.next_u64();
-        let cents = 199 + item.below(99_999 - 199 + 1);
+        // A changed page costs a dollar more per change.
+        let cents = 199 + item.below(99_999 - 199 + 1) + 100 * self.revision(doc) as usize;
 
         html.push_str(
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\

@@ -78,6 +78,7 @@ fn ground_truth_matches_a_crawl_of_the_rendered_pages() {
             seed: 99,
             external_base: Some("http://127.0.0.2:4000/".into()),
             salt: Vec::new(),
+            validators: false,
         },
         SiteConfig { pages: 120, links_per_page: 60, page_bytes: 0, seed: 7, ..SiteConfig::default() },
     ];
