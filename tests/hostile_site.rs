@@ -90,7 +90,15 @@ async fn run(args: &[String], cwd: &Path, kill_after: Option<Duration>) -> (Outp
 /// Every record of the output file, by URL. A URL written twice fails the test, unless
 /// `again` allows it (a failure queued again writes its page anew).
 fn records(cwd: &Path, again: impl Fn(&str) -> bool) -> HashMap<String, serde_json::Value> {
-    let text = std::fs::read_to_string(cwd.join("pages.jsonl")).expect("output written");
+    records_of(&[cwd.join("pages.jsonl")], again)
+}
+
+/// Every record of `files` together, by URL, as [`records`] reads one file.
+fn records_of(
+    files: &[std::path::PathBuf],
+    again: impl Fn(&str) -> bool,
+) -> HashMap<String, serde_json::Value> {
+    let text: String = files.iter().map(|f| std::fs::read_to_string(f).expect("output written")).collect();
     let mut by_url = HashMap::new();
     for (n, line) in text.lines().enumerate() {
         let v: serde_json::Value =
@@ -119,8 +127,7 @@ fn check_requests(t: &HostileTruth, counts: &BTreeMap<String, usize>) {
     }
     // A failure queued again is asked for again: the hop where the redirect chain fails is
     // one of those once a requeue has run.
-    let failing = |u: &str| t.failing.iter().any(|(p, _)| u.starts_with(p.as_str()));
-    for url in t.at_most_once.iter().filter(|u| !failing(u)) {
+    for url in t.at_most_once.iter().filter(|u| !failing(t, u)) {
         assert!(counts.get(url).copied().unwrap_or(0) <= 1, "{url} requested {:?} times", counts.get(url));
     }
     let trapped: usize = counts.iter().filter(|(u, _)| u.starts_with(&t.traps)).map(|(_, n)| n).sum();
@@ -145,9 +152,16 @@ fn check_records(t: &HostileTruth, records: &HashMap<String, serde_json::Value>)
     }
 }
 
-/// `kumo failures list --json`, as (url, kind) pairs.
+/// `kumo failures list --json` of the crawl in `cwd`, as (url, kind, message).
 async fn failures(cwd: &Path) -> Vec<(String, String, String)> {
-    let out = kumo_in(cwd, &["failures", "list", "--state", "st", "--json"]).await;
+    failures_of(cwd, &["--state", "st"]).await
+}
+
+/// `kumo failures list --json` of the crawl `place` names (`--state DIR`, or `--redis URL
+/// --crawl NAME`), as (url, kind, message).
+async fn failures_of(cwd: &Path, place: &[&str]) -> Vec<(String, String, String)> {
+    let args: Vec<&str> = ["failures", "list", "--json"].iter().chain(place).copied().collect();
+    let out = kumo_in(cwd, &args).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
     list.iter()
@@ -179,6 +193,34 @@ async fn the_hostile_site_is_crawled_whole_politely_and_within_memory() {
 
     // Every failure is listed with its reason; nothing else failed.
     let listed = failures(dir.path()).await;
+    check_failures(&t, &counts, &listed);
+
+    // Queued again, the transient failures are fetched by a resumed crawl; nothing else is.
+    let requeued = kumo_in(dir.path(), &["failures", "requeue", "--state", "st"]).await;
+    assert!(requeued.status.success(), "{}", stderr(&requeued));
+    let (out, _, _) = run(&args, dir.path(), None).await;
+    assert!(out.status.success(), "the resumed crawl failed: {}", stderr(&out));
+    let after = request_counts(&site);
+    check_requests(&t, &after);
+    check_normal_once(&t, &after);
+    check_transient_fetched(&t, &records(dir.path(), |u| failing(&t, u)));
+    site.shutdown().await;
+}
+
+/// Whether `url` is one of the requests that fail for good (a requeue asks for them again).
+fn failing(t: &HostileTruth, url: &str) -> bool {
+    t.failing.iter().any(|(p, _)| url.starts_with(p.as_str()))
+}
+
+/// After a requeue and a resumed crawl, every transient page has its successful record.
+fn check_transient_fetched(t: &HostileTruth, records: &HashMap<String, serde_json::Value>) {
+    for url in &t.transient {
+        assert_eq!(records.get(url).map(|r| &r["status"]), Some(&200.into()), "{url} after the requeue");
+    }
+}
+
+/// Every expected failure is listed with its reason, the transient ones too, and no other.
+fn check_failures(t: &HostileTruth, counts: &BTreeMap<String, usize>, listed: &[(String, String, String)]) {
     for (prefix, kind) in &t.failing {
         let found = listed.iter().find(|(u, _, _)| u.starts_with(prefix.as_str()));
         let (_, k, message) = found.unwrap_or_else(|| {
@@ -196,20 +238,6 @@ async fn the_hostile_site_is_crawled_whole_politely_and_within_memory() {
     }
     let expected = t.failing.len() + t.transient.len();
     assert_eq!(listed.len(), expected, "unexpected failures: {listed:#?}");
-
-    // Queued again, the transient failures are fetched by a resumed crawl; nothing else is.
-    let requeued = kumo_in(dir.path(), &["failures", "requeue", "--state", "st"]).await;
-    assert!(requeued.status.success(), "{}", stderr(&requeued));
-    let (out, _, _) = run(&args, dir.path(), None).await;
-    assert!(out.status.success(), "the resumed crawl failed: {}", stderr(&out));
-    let after = request_counts(&site);
-    check_requests(&t, &after);
-    check_normal_once(&t, &after);
-    let records = records(dir.path(), |u| t.failing.iter().any(|(p, _)| u.starts_with(p.as_str())));
-    for url in &t.transient {
-        assert_eq!(records.get(url).map(|r| &r["status"]), Some(&200.into()), "{url} after the requeue");
-    }
-    site.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,5 +267,51 @@ async fn the_hostile_crawl_killed_twice_loses_and_duplicates_nothing() {
     // `records` fails on a URL written twice; every normal and flaky page is there once.
     check_records(&t, &records(dir.path(), |_| false));
     check_requests(&t, &request_counts(&site));
+    site.shutdown().await;
+}
+
+/// Two workers share one crawl of the hostile site over Redis: the same guarantees as one
+/// process on its embedded state, and the requeue is the crawl's, for any worker to run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_redis_workers_crawl_the_hostile_site_as_one() {
+    let site = HostileSite::start(HostileConfig::default()).await.unwrap();
+    let t = site.truth().clone();
+    let redis = kumo_testsite::services::Redis::start().await.expect("redis-server starts");
+    let url = redis.unix_url();
+    let dir = tempfile::tempdir().unwrap();
+    let worker_args = |n: usize| -> Vec<String> {
+        let mut a = crawl_args(&t);
+        // The state options give way to the shared crawl.
+        let state = a.iter().position(|x| x == "--state").unwrap();
+        a.drain(state..state + 2);
+        let out = a.iter().position(|x| x == "pages.jsonl").unwrap();
+        a[out] = format!("w{n}.jsonl");
+        a.extend(["--redis".into(), url.clone(), "--crawl".into(), "hostile".into()]);
+        a
+    };
+    let (a1, a2) = (worker_args(1), worker_args(2));
+    let ((o1, _, peak1), (o2, _, peak2)) =
+        tokio::join!(run(&a1, dir.path(), None), run(&a2, dir.path(), None));
+    assert!(o1.status.success(), "worker 1: {}", stderr(&o1));
+    assert!(o2.status.success(), "worker 2: {}", stderr(&o2));
+    assert!(peak1.max(peak2) < MAX_RSS);
+
+    let counts = request_counts(&site);
+    check_requests(&t, &counts);
+    check_normal_once(&t, &counts);
+    let files = [dir.path().join("w1.jsonl"), dir.path().join("w2.jsonl")];
+    check_records(&t, &records_of(&files, |_| false));
+    let place = ["--redis", url.as_str(), "--crawl", "hostile"];
+    check_failures(&t, &counts, &failures_of(dir.path(), &place).await);
+
+    let args: Vec<&str> = ["failures", "requeue"].iter().chain(&place).copied().collect();
+    let requeued = kumo_in(dir.path(), &args).await;
+    assert!(requeued.status.success(), "{}", stderr(&requeued));
+    let (out, _, _) = run(&a1, dir.path(), None).await;
+    assert!(out.status.success(), "worker 1 again: {}", stderr(&out));
+    let after = request_counts(&site);
+    check_requests(&t, &after);
+    check_normal_once(&t, &after);
+    check_transient_fetched(&t, &records_of(&files, |u| failing(&t, u)));
     site.shutdown().await;
 }
