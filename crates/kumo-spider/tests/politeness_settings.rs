@@ -41,6 +41,14 @@ fn the_host_pause_cap_is_a_site_setting() {
     assert_eq!(set.sites[0].crawl.max_host_pause, Duration::from_secs(60));
 }
 
+/// `max_retry_after_secs` caps one request's wait for its retry, as `--max-retry-after` does.
+#[test]
+fn the_retry_after_cap_is_a_site_setting() {
+    assert_eq!(file(HEAD).sites[0].crawl.max_retry_after, Duration::from_secs(120));
+    let set = file(&format!("{HEAD}max_retry_after_secs = 5\n"));
+    assert_eq!(set.sites[0].crawl.max_retry_after, Duration::from_secs(5));
+}
+
 #[test]
 fn auto_throttle_mistakes_are_named() {
     let e = err(&format!("{HEAD}auto_throttle = {{ target_concurrency = 0.0 }}\n"));

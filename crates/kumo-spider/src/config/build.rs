@@ -329,6 +329,9 @@ pub(super) fn site(
         max_host_pause: raw
             .max_host_pause_secs
             .map_or(CrawlConfig::default().max_host_pause, Duration::from_secs),
+        max_retry_after: raw
+            .max_retry_after_secs
+            .map_or(CrawlConfig::default().max_retry_after, Duration::from_secs),
         ..Default::default()
     };
     crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;

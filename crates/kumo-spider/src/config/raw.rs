@@ -58,6 +58,9 @@ pub(super) struct RawSite {
     /// The longest a server may pause a whole host (429/503 with `Retry-After`), in seconds;
     /// the engine's default (300) when left out.
     pub max_host_pause_secs: Option<u64>,
+    /// The longest one request waits for its retry when `Retry-After` asks for more, in
+    /// seconds; the engine's default (120) when left out.
+    pub max_retry_after_secs: Option<u64>,
     #[serde(default)]
     pub follow: RawFollow,
     #[serde(default)]
