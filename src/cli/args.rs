@@ -355,6 +355,13 @@ pub struct CrawlArgs {
     /// stale ones revalidated with If-None-Match / If-Modified-Since, no-store never kept).
     #[arg(long, value_enum, default_value = "always", value_name = "POLICY", requires = "http_cache")]
     pub http_cache_policy: HttpCachePolicy,
+    /// Crawl again a crawl that is done: every page it fetched is asked for again with the
+    /// validators of its last answer (If-None-Match, If-Modified-Since). A 304, or the same
+    /// body, is "unchanged": not parsed, no items. Changed pages are parsed (new links are
+    /// crawled as usual); 404/410 count as gone. The summary's `changes` line counts them.
+    /// Needs a state directory.
+    #[arg(long)]
+    pub recrawl: bool,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,

@@ -152,6 +152,8 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_retries: a.retries,
         max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,
         max_retry_after: seconds(a.max_retry_after, "--max-retry-after")?,
+        // Only the embedded state keeps pages for a later --recrawl.
+        keep_pages: !a.state.memory && a.state.redis.is_none(),
         ..Default::default()
     })
 }
@@ -213,6 +215,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         politeness: cfg.politeness.clone(),
         max_host_pause: cfg.max_host_pause,
         who: "",
+        recrawl: a.recrawl,
     };
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,

@@ -24,7 +24,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 17] = [
+const SPIDER_FILE_OPTIONS: [&str; 18] = [
     "state",
     "memory",
     "fresh",
@@ -44,6 +44,8 @@ const SPIDER_FILE_OPTIONS: [&str; 17] = [
     // A development cache, for every site.
     "http-cache",
     "http-cache-policy",
+    // Ask every site's known pages again.
+    "recrawl",
 ];
 
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
@@ -80,6 +82,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         site.crawl.downloader.extra_roots = roots.clone();
         site.crawl.downloader.accept_invalid_certs = a.insecure;
         site.crawl.downloader.http_cache = cache.clone();
+        site.crawl.keep_pages = !a.state.memory && a.state.redis.is_none();
         // The site's output files created here go again if its outputs or its state are
         // refused: nothing was crawled into them (earlier sites' states already name theirs).
         let new_files =
@@ -103,6 +106,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             politeness: site.crawl.politeness.clone(),
             max_host_pause: site.crawl.max_host_pause,
             who: &who,
+            recrawl: a.recrawl,
         };
         let opened = match state::open_storage(&a.state, storage).await {
             Ok(opened) => opened,

@@ -112,6 +112,19 @@ pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> 
     Ok(())
 }
 
+/// `--recrawl`: a crawl that is done asks for every page it fetched again, each with the
+/// validators of its last answer; one still under way is only resumed.
+async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
+    let stats = store.stats().await?;
+    if stats.queued > 0 {
+        say!("{who}--recrawl: the crawl is still under way ({} queued); this run finishes it", stats.queued);
+        return Ok(());
+    }
+    let n = store.revisit_pages()?;
+    say!("{who}recrawl: {n} pages asked for again, each sent only if it changed");
+    Ok(())
+}
+
 /// What a crawl (or one site of a spider file) is stored as.
 pub struct Storage<'a> {
     /// The state directory, without `--redis`.
@@ -126,6 +139,8 @@ pub struct Storage<'a> {
     pub max_host_pause: Duration,
     /// Prefixes what is said about it (`site "x": `).
     pub who: &'a str,
+    /// `--recrawl`: once the crawl is done, ask for every page it fetched again.
+    pub recrawl: bool,
 }
 
 /// An opened storage, and what must be done when the crawl ends.
@@ -148,6 +163,13 @@ impl Opened {
 /// Opens the crawl's storage: the frontier, the item journal and the cookie storage, with
 /// Redis (`--redis`), in a state directory (the default), or in memory (`--memory`).
 pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
+    if s.recrawl && (a.redis.is_some() || a.memory) {
+        // Usage: said before anything is opened.
+        return Err(super::outcome::usage(anyhow::anyhow!(
+            "--recrawl needs a state directory: the embedded state keeps what each page was, \
+             Redis and --memory do not (yet)"
+        )));
+    }
     if let Some(url) = &a.redis {
         let redis = open_redis(a, url, &s).await?;
         // Cookies stay with each worker for now: a shared jar is not built yet.
@@ -168,6 +190,9 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
         Some(store) => {
             store.check_outputs(s.outputs)?;
             announce(&store, s.who, s.max_host_pause).await?;
+            if s.recrawl {
+                recrawl(&store, s.who).await?;
+            }
             // The store is the frontier, the item journal and the cookie storage.
             Ok(SiteState {
                 frontier: store.clone(),

@@ -53,6 +53,10 @@ pub enum RequestKind {
     Page,
     /// A sitemap or sitemap index; `nesting` counts the indexes above it.
     Sitemap { nesting: u8 },
+    /// A page fetched by an earlier run, asked again (`--recrawl`) with its validators in the
+    /// request's headers: `hash` is the xxh3 of the body it had, `bytes` its size, so an
+    /// unchanged answer (a `304`, or the same body) is known as such.
+    Revisit { hash: u64, bytes: u64 },
 }
 
 /// A request to fetch. `url` is fetched as written (less its fragment); de-duplication uses
@@ -123,7 +127,11 @@ impl Request {
         r.source = self.source.clone();
         r.redirected_from = Some(self.url.clone());
         r.redirects = self.redirects.saturating_add(1);
-        r.kind = self.kind;
+        // A page asked again that moved is a new page where it went.
+        r.kind = match self.kind {
+            RequestKind::Revisit { .. } => RequestKind::Page,
+            kind => kind,
+        };
         r.data = self.data.clone();
         r
     }

@@ -58,6 +58,10 @@ pub struct CrawlConfig {
     /// asks whether the site is a spider trap, and again at ten and a hundred times as many;
     /// the summary lists the shapes (`trap_warnings`). 0 turns the warning off.
     pub trap_warn_pages: u64,
+    /// Keep a record of every page fetched (its validators and the hash of its body) with the
+    /// commit, for a later `--recrawl` to ask for it again only if it changed. Only stores that
+    /// keep pages (the embedded one) do anything with it.
+    pub keep_pages: bool,
     /// Hooks called as the crawl runs ([`crate::Listener`]).
     pub listeners: crate::Listeners,
 }
@@ -88,6 +92,7 @@ impl Default for CrawlConfig {
             robots: RobotsConfig::default(),
             error_buffer: 1024,
             trap_warn_pages: 10_000,
+            keep_pages: false,
             listeners: crate::Listeners::default(),
         }
     }

@@ -44,5 +44,5 @@ pub use listener::{Listener, Listeners};
 pub use registrar::{DownloaderLoad, Registrar, RegistrarError, ScoreFn};
 pub use robots::{RobotsConfig, RobotsStats};
 pub use status::{Status, StatusCell, TransitionError, check_transition};
-pub use summary::{Modules, Progress, StopCause, Summary};
+pub use summary::{Changes, Modules, Progress, StopCause, Summary};
 pub use throttle::AutoThrottle;

@@ -30,6 +30,9 @@ pub(crate) struct Tally {
     pub by_status: BTreeMap<u16, u64>,
     pub skipped: BTreeMap<SkipReason, u64>,
     pub errors: BTreeMap<String, u64>,
+    /// This run's re-crawl counts (not saved: a summary says what its own run found).
+    #[serde(skip)]
+    pub changes: crate::Changes,
 }
 
 impl Tally {
@@ -143,8 +146,13 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                 errors,
                 failure,
                 shape,
+                page,
+                change,
             } => {
                 tally.pages += 1;
+                if let Some(c) = change {
+                    tally.changes.count(c);
+                }
                 if let Some(shape) = shape {
                     parts.traps.lock().unwrap_or_else(|e| e.into_inner()).count(&shape);
                 }
@@ -164,7 +172,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                 }
                 items.append(&mut found);
                 match failure {
-                    None => Completion::Done { lease, discovered },
+                    None => Completion::Done { lease, discovered, page },
                     Some(f) => {
                         // The page's links still count; its request goes to the failure list.
                         extra.append(&mut discovered);
@@ -216,7 +224,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
             }
             Outcome::Skipped(reason) => {
                 tally.skip(reason, 1);
-                Completion::Done { lease, discovered: Vec::new() }
+                Completion::Done { lease, discovered: Vec::new(), page: None }
             }
             Outcome::Deferred(after) => Completion::Defer { lease, after },
         };

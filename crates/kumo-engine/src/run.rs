@@ -446,6 +446,7 @@ pub(crate) async fn run(
         frontier: frontier_stats,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         trap_warnings: parts.traps.lock().unwrap_or_else(|e| e.into_inner()).warnings(),
+        changes: tally.changes,
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kumo_core::{ErrorKind, Fingerprint, Item, Request, RequestKind, Response, SkipReason, Stage};
 use kumo_downloader::FetchError;
-use kumo_frontier::{HostAdjustment, Lease, LeaseId, Scope};
+use kumo_frontier::{HostAdjustment, Lease, LeaseId, PageRecord, Scope};
 use kumo_parse::SitemapKind;
 use tokio::sync::mpsc;
 
@@ -62,6 +62,10 @@ pub(crate) enum Outcome {
         /// The URL's shape, for the spider-trap warning (`None` when it is off). Made here, in
         /// the parsers, so the scheduler only counts it.
         shape: Option<String>,
+        /// The page's record, to keep for a later re-crawl (`CrawlConfig::keep_pages`).
+        page: Option<Box<PageRecord>>,
+        /// What a re-crawl makes of it: new, changed, unchanged or gone.
+        change: Option<Change>,
     },
     /// The server answered with a status worth trying again (429, 5xx).
     RetryableStatus {
@@ -74,6 +78,20 @@ pub(crate) enum Outcome {
     Skipped(SkipReason),
     /// Not fetched now; put back for this long without counting an attempt.
     Deferred(Duration),
+}
+
+/// How a page compares with what the crawl knew of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Not known before: not a page asked again.
+    New,
+    /// Asked again; answered with another body.
+    Changed,
+    /// Asked again; answered `304`, or with the same body. `saved`: the bytes a `304` did not
+    /// send again.
+    Unchanged { saved: u64 },
+    /// Asked again; answered `404` or `410`.
+    Gone,
 }
 
 /// Why a fetched page's request failed all the same.
@@ -320,6 +338,34 @@ impl ParseStage {
         }
         module.counters.called();
         module.counters.accepted();
+        let hash = self.cfg.keep_pages.then(|| xxhash_rust::xxh3::xxh3_64(&resp.body));
+        let known = match resp.request.kind {
+            RequestKind::Revisit { hash, bytes } => Some((hash, bytes)),
+            _ => None,
+        };
+        // A page asked again that has not changed is not parsed: its links and items are
+        // those of its last fetch.
+        if let Some((was, bytes)) = known {
+            let same_body = resp.status.is_success() && hash == Some(was);
+            if status == 304 || same_body {
+                module.counters.finished(true);
+                let saved = if status == 304 { bytes } else { 0 };
+                let page = same_body.then(|| page_record(&resp, was));
+                let outcome = Outcome::Page {
+                    status,
+                    bytes: resp.body.len() as u64,
+                    discovered: Vec::new(),
+                    items: Vec::new(),
+                    skips: Vec::new(),
+                    errors: Vec::new(),
+                    failure: None,
+                    shape: None,
+                    page,
+                    change: Some(Change::Unchanged { saved }),
+                };
+                return (outcome, None);
+            }
+        }
         let mut discovered = Vec::new();
         let mut skips = Vec::new();
         let mut errors = Vec::new();
@@ -381,11 +427,40 @@ impl ParseStage {
         module.counters.finished(true);
         let bytes = resp.body.len() as u64;
         let shape = (self.cfg.trap_warn_pages != 0).then(|| crate::traps::shape(&resp.url));
+        let page = match hash {
+            Some(h) if resp.status.is_success() => Some(page_record(&resp, h)),
+            _ => None,
+        };
+        let change = match (known, status) {
+            (None, _) if resp.status.is_success() => Some(Change::New),
+            (None, _) => None,
+            (Some(_), 404 | 410) => Some(Change::Gone),
+            (Some(_), _) => Some(Change::Changed),
+        };
+        let items = analysis.items;
         (
-            Outcome::Page { status, bytes, discovered, items: analysis.items, skips, errors, failure, shape },
+            Outcome::Page { status, bytes, discovered, items, skips, errors, failure, shape, page, change },
             None,
         )
     }
+}
+
+/// What a later re-crawl needs of a fetched page: its request as first asked (no validators,
+/// a plain page), the validators of this answer verbatim, and the hash and size of its body.
+fn page_record(resp: &Response, hash: u64) -> Box<PageRecord> {
+    let mut request = resp.request.clone();
+    request.kind = RequestKind::Page;
+    request.headers.remove(http::header::IF_NONE_MATCH);
+    request.headers.remove(http::header::IF_MODIFIED_SINCE);
+    let header =
+        |name| resp.headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok()).map(str::to_owned);
+    Box::new(PageRecord {
+        request: kumo_core::StoredRequest::from(&request),
+        etag: header(http::header::ETAG),
+        last_modified: header(http::header::LAST_MODIFIED),
+        hash,
+        bytes: resp.body.len() as u64,
+    })
 }
 
 impl ParseStage {

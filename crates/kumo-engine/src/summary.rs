@@ -118,7 +118,45 @@ pub struct Summary {
     /// process that they may be spider traps (see `CrawlConfig::trap_warn_pages`), each with
     /// its pages.
     pub trap_warnings: BTreeMap<String, u64>,
+    /// What this run found of the pages it asked for again (`--recrawl`), and how many pages
+    /// were new.
+    pub changes: Changes,
     pub modules: Modules,
+}
+
+/// Pages by how they compare with the crawl's last fetch of them, this run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// Fetched for the first time (successfully).
+    pub new: u64,
+    /// Asked again and answered with another body.
+    pub changed: u64,
+    /// Asked again and answered `304`, or with the same body: not parsed, no items.
+    pub unchanged: u64,
+    /// Asked again and answered `404` or `410`.
+    pub gone: u64,
+    /// Body bytes the `304` answers did not send again.
+    pub bytes_saved: u64,
+}
+
+impl Changes {
+    pub(crate) fn count(&mut self, c: crate::stages::Change) {
+        use crate::stages::Change;
+        match c {
+            Change::New => self.new += 1,
+            Change::Changed => self.changed += 1,
+            Change::Unchanged { saved } => {
+                self.unchanged += 1;
+                self.bytes_saved += saved;
+            }
+            Change::Gone => self.gone += 1,
+        }
+    }
+
+    /// Whether any page was asked for again.
+    pub fn revisited(&self) -> bool {
+        self.changed + self.unchanged + self.gone > 0
+    }
 }
 
 impl fmt::Display for Summary {
@@ -154,6 +192,14 @@ impl fmt::Display for Summary {
                 f,
                 "  robots.txt: {} fetched, {} disallowed, {} unavailable, {} crawl-delays capped",
                 r.fetched, r.disallowed, r.unavailable, r.crawl_delay_capped
+            )?;
+        }
+        let c = &self.changes;
+        if c.revisited() {
+            writeln!(
+                f,
+                "  changes:   {} new, {} changed, {} unchanged ({} bytes not sent again), {} gone",
+                c.new, c.changed, c.unchanged, c.bytes_saved, c.gone
             )?;
         }
         for (shape, n) in &self.trap_warnings {

@@ -46,7 +46,7 @@ fn push_lease_complete(c: &mut Criterion) {
                             done += leases.len();
                             let batch = leases
                                 .into_iter()
-                                .map(|l| Completion::Done { lease: l.id, discovered: vec![] })
+                                .map(|l| Completion::Done { lease: l.id, discovered: vec![], page: None })
                                 .collect();
                             f.complete(batch).await.unwrap();
                         }

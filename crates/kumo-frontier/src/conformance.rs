@@ -99,7 +99,7 @@ async fn lease_all(f: &impl Frontier) -> Vec<crate::Lease> {
 }
 
 async fn done(f: &impl Frontier, id: LeaseId) {
-    f.complete(vec![Completion::Done { lease: id, discovered: vec![] }]).await.expect("complete");
+    f.complete(vec![Completion::Done { lease: id, discovered: vec![], page: None }]).await.expect("complete");
 }
 
 pub async fn dedup_on_push(f: &impl Frontier) {
@@ -235,7 +235,7 @@ pub async fn unknown_lease_is_an_error(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
     done(f, l.id).await;
-    let second = f.complete(vec![Completion::Done { lease: l.id, discovered: vec![] }]).await;
+    let second = f.complete(vec![Completion::Done { lease: l.id, discovered: vec![], page: None }]).await;
     assert!(second.is_err(), "completing a lease twice is refused");
 }
 
@@ -261,7 +261,10 @@ pub async fn discoveries_are_seen_checked(f: &impl Frontier) {
     f.push(vec![req("http://a.test/", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
     let found = vec![req("http://a.test/", 0), req("http://a.test/x", 0), req("http://a.test/x", 0)];
-    let r = f.complete(vec![Completion::Done { lease: l.id, discovered: found }]).await.expect("complete");
+    let r = f
+        .complete(vec![Completion::Done { lease: l.id, discovered: found, page: None }])
+        .await
+        .expect("complete");
     assert_eq!((r.added, r.seen), (1, 2), "discoveries go through the seen set");
     assert_eq!(f.stats().await.expect("stats").queued, 1);
 }
@@ -353,7 +356,7 @@ pub async fn expired_leases_come_back(f: &impl Frontier) {
     assert_eq!(again.len(), 1, "a lease never completed comes back after its time-to-live");
     assert_eq!(again[0].request.url, l.request.url);
     assert!(
-        f.complete(vec![Completion::Done { lease: l.id, discovered: vec![] }]).await.is_err(),
+        f.complete(vec![Completion::Done { lease: l.id, discovered: vec![], page: None }]).await.is_err(),
         "the expired lease can no longer be completed"
     );
     done(f, again[0].id).await;
@@ -590,7 +593,7 @@ where
     let by_url = |u: &str| leases.iter().find(|l| l.request.url.as_str() == u).expect("leased").id;
     let found = vec![req("http://a.test/3", 9), req("http://a.test/2", 0)];
     f.complete(vec![
-        Completion::Done { lease: by_url("http://a.test/1"), discovered: found },
+        Completion::Done { lease: by_url("http://a.test/1"), discovered: found, page: None },
         Completion::Retry { lease: by_url("http://b.test/1"), after: Duration::ZERO },
         Completion::Failed {
             lease: by_url("http://c.test/1"),

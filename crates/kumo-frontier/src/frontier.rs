@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
-use kumo_core::{ErrorKind, Fingerprint, Item, Request};
+use kumo_core::{ErrorKind, Fingerprint, Item, Request, StoredRequest};
 use serde::{Deserialize, Serialize};
 
 use crate::{FrontierError, HostView, LiftedPause};
@@ -35,8 +35,9 @@ pub struct FailureRecord {
 #[derive(Debug)]
 pub enum Completion {
     /// Fetched and handled; `discovered` are new requests it produced (checked against the
-    /// seen set as part of the same completion).
-    Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)> },
+    /// seen set as part of the same completion). `page`: what a later run needs to ask for
+    /// the page again only if it changed (kept by stores that keep pages, ignored by others).
+    Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)>, page: Option<Box<PageRecord>> },
     /// Try again, no sooner than `after` from now; the host goes on with its other requests
     /// meanwhile (a pause for the whole host is a [`HostAdjustment`]). The request's retry
     /// count grows.
@@ -46,6 +47,20 @@ pub enum Completion {
     Defer { lease: LeaseId, after: Duration },
     /// Give up and record the failure.
     Failed { lease: LeaseId, failure: FailureRecord },
+}
+
+/// A fetched page as a later run asks for it again: the request, the validators its answer
+/// carried (verbatim, as they must be sent back), and the hash and size of its body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    pub request: StoredRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// xxh3-64 of the body.
+    pub hash: u64,
+    pub bytes: u64,
 }
 
 /// What a push (or the discoveries of a completion batch) did.

@@ -215,7 +215,7 @@ impl<S: SeenSet> MemoryFrontier<S> {
         };
         for c in batch {
             match c {
-                Completion::Done { lease, discovered } => {
+                Completion::Done { lease, discovered, .. } => {
                     // Seen-check first: if the lease is unknown the discoveries are still kept
                     // (they are new work either way), so nothing is lost.
                     let (fresh, r) = self.filter_new(discovered).await?;

@@ -96,8 +96,10 @@ fn main() {
                 break;
             }
             done += leases.len() as u64;
-            let batch =
-                leases.into_iter().map(|l| Completion::Done { lease: l.id, discovered: vec![] }).collect();
+            let batch = leases
+                .into_iter()
+                .map(|l| Completion::Done { lease: l.id, discovered: vec![], page: None })
+                .collect();
             store.complete(batch).await.expect("complete");
         }
         println!(

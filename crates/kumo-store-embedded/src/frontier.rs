@@ -133,10 +133,14 @@ impl EmbeddedStore {
         let mut report = CommitReport { pushed, ..Default::default() };
         for completion in c.completions {
             match completion {
-                Completion::Done { lease, discovered } => {
+                Completion::Done { lease, discovered, page } => {
                     // Discoveries first: they are new work even if the lease went stale.
                     let r = Self::push_new(sp, inner, &mut b, discovered, now)?;
                     report.pushed.merge(r);
+                    if let Some(page) = page {
+                        let value = serde_json::to_vec(&page).map_err(encode)?;
+                        sp.pages.insert(&mut b, page.request.url.as_bytes(), value);
+                    }
                     match inner.table.take_lease(lease) {
                         Ok(out) => {
                             let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use kumo_core::request::host_key;
-use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, StoredRequest, Url};
-use kumo_frontier::{Commit, FailureLine, HostView, PushReport, QueueLine, RequeueReport};
+use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, RequestKind, StoredRequest, Url};
+use kumo_frontier::{Commit, FailureLine, HostView, PageRecord, PushReport, QueueLine, RequeueReport};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{COUNTERS, corrupt};
@@ -234,6 +234,46 @@ impl EmbeddedStore {
         }
         report.remaining = inner.failures;
         Ok(report)
+    }
+
+    /// Queues every page an earlier run fetched again, past the seen set, in one atomic
+    /// write (`kumo crawl --recrawl`): each asks with the validators its last answer carried,
+    /// and knows the hash of the body it had, so an unchanged page costs a `304` and no
+    /// parsing. Returns how many were queued.
+    pub fn revisit_pages(&self) -> Result<usize, StoreError> {
+        let now = Instant::now();
+        let mut b = self.batch();
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let mut queued = 0;
+        for kv in self.sp.pages.iter() {
+            let (_, value) = kv?;
+            let Ok(page) = serde_json::from_slice::<PageRecord>(&value) else {
+                return Err(corrupt(self.dir(), "a page record is not JSON"));
+            };
+            let Ok(url) = Url::parse(&page.request.url) else { continue };
+            let mut request = page.request;
+            request.retries = 0;
+            request.redirects = 0;
+            request.not_before_ms = None;
+            request.kind = RequestKind::Revisit { hash: page.hash, bytes: page.bytes };
+            let extra = request.extra.get_or_insert_with(Default::default);
+            extra.headers.retain(|(n, _)| {
+                !n.eq_ignore_ascii_case("if-none-match") && !n.eq_ignore_ascii_case("if-modified-since")
+            });
+            if let Some(etag) = page.etag {
+                extra.headers.push(("if-none-match".into(), etag.into_bytes()));
+            }
+            if let Some(modified) = page.last_modified {
+                extra.headers.push(("if-modified-since".into(), modified.into_bytes()));
+            }
+            Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
+            queued += 1;
+        }
+        if queued > 0 {
+            b.commit()?;
+        }
+        Ok(queued)
     }
 
     /// Takes `n` off the saved `failed` counter: those requests are work again, and the next

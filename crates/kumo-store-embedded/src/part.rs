@@ -15,6 +15,8 @@ pub(crate) mod tag {
     pub const HOSTS: u8 = b'h';
     pub const FAILURES: u8 = b'f';
     pub const PIPELINE: u8 = b'p';
+    /// Fetched pages with their validators, by URL, for `--recrawl`.
+    pub const PAGES: u8 = b'g';
 }
 
 /// One kind of state inside a shared keyspace: keys go in with the tag, come out without.

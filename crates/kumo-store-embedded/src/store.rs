@@ -68,6 +68,7 @@ pub(crate) struct Spaces {
     pub hosts: Part,
     pub failures: Part,
     pub pipeline: Part,
+    pub pages: Part,
     pub seen: Keyspace,
     /// The keyspace the parts share.
     pub state: Keyspace,
@@ -82,6 +83,7 @@ impl Spaces {
             hosts: Part::new(&state, tag::HOSTS),
             failures: Part::new(&state, tag::FAILURES),
             pipeline: Part::new(&state, tag::PIPELINE),
+            pages: Part::new(&state, tag::PAGES),
             seen: db.keyspace(SEEN, &opts)?,
             state,
         })

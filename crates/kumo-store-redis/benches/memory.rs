@@ -61,8 +61,10 @@ fn main() {
                 break;
             }
             done += leases.len();
-            let completions =
-                leases.into_iter().map(|l| Completion::Done { lease: l.id, discovered: vec![] }).collect();
+            let completions = leases
+                .into_iter()
+                .map(|l| Completion::Done { lease: l.id, discovered: vec![], page: None })
+                .collect();
             f.commit(Commit { completions, ..Default::default() }).await.expect("complete");
         }
         assert_eq!(done, n, "every request leased once");

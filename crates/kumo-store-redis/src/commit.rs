@@ -44,7 +44,7 @@ impl RedisFrontier {
         let mut ended = Vec::with_capacity(c.completions.len());
         for completion in &c.completions {
             match completion {
-                Completion::Done { lease, discovered } => {
+                Completion::Done { lease, discovered, .. } => {
                     a.s("D").s(&self.lease_key(lease.0));
                     let new: Vec<_> = discovered.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
                     known += discovered.len() - new.len();

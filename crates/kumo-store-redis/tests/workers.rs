@@ -250,7 +250,7 @@ async fn a_commit_survives_a_redis_restart() {
     redis.kill().expect("kill redis-server");
     let discovered: Vec<_> = (0..5).map(|i| req(&format!("http://found.test/{i}"))).collect();
     let mut completions: Vec<Completion> = committed[1..].iter().map(|l| done(l.id)).collect();
-    completions.push(Completion::Done { lease: committed[0].id, discovered });
+    completions.push(Completion::Done { lease: committed[0].id, discovered, page: None });
     // Items with no page: journaled whatever becomes of leases, so a commit applied twice
     // would journal them twice.
     let items: Vec<Item> = (0..3).map(|n| item("no page", n)).collect();

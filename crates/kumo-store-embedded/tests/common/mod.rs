@@ -55,7 +55,7 @@ pub async fn build(dir: &Path, tables: bool) {
                 },
                 lease: l.id,
             },
-            _ => Completion::Done { lease: l.id, discovered: vec![] },
+            _ => Completion::Done { lease: l.id, discovered: vec![], page: None },
         })
         .collect();
     let items = (0..100).map(|i| Item::new().with("n", i)).collect();

@@ -63,7 +63,7 @@ pub fn request_urls(requests: &[(Fingerprint, Request)]) -> Vec<String> {
 }
 
 pub fn done(lease: LeaseId) -> Completion {
-    Completion::Done { lease, discovered: vec![] }
+    Completion::Done { lease, discovered: vec![], page: None }
 }
 
 pub async fn complete_all(f: &RedisFrontier, leases: &[Lease]) {

@@ -1,0 +1,92 @@
+//! `kumo crawl … --recrawl`: a crawl that is done asks for every page it fetched again with
+//! the validators of its last answer; unchanged pages (304) are neither parsed nor written
+//! again, changed ones are, and the summary counts both.
+
+mod common;
+
+use std::path::Path;
+
+use common::{kumo_in, stderr};
+use kumo_testsite::{ServerBuilder, SiteConfig};
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn summary(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
+    let cfg = SiteConfig { pages: 100, page_bytes: 2_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let run = |extra: &'static [&'static str]| {
+        let mut args = vec!["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
+        args.extend(["--summary-json", "summary.json"]);
+        args.extend(extra);
+        let cwd = dir.path().to_path_buf();
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            kumo_in(&cwd, &args).await
+        }
+    };
+    let pages_asked = |from: usize| {
+        let hits = server.hits();
+        hits[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect::<Vec<_>>()
+    };
+
+    let out = run(&[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique);
+    let before = server.hits().len();
+
+    // Pages 1 to 10 change (none has a print variant: only multiples of 50 do).
+    server.change_pages(&(1..=10).collect::<Vec<_>>());
+    let out = run(&["--recrawl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("recrawl: {unique} pages asked for again")), "{}", stderr(&out));
+    let asked = pages_asked(before);
+    assert_eq!(asked.len(), unique, "every known page asked once, nothing else");
+    assert!(
+        asked.iter().all(|h| h.if_none_match.is_some() && h.if_modified_since.is_some()),
+        "all conditional"
+    );
+    let records = lines(&dir.path().join("pages.jsonl"));
+    let again: Vec<&str> = records[unique..].iter().map(|r| r["url"].as_str().unwrap()).collect();
+    let mut expected: Vec<String> = (1..=10).map(|k| server.url(&format!("/page/{k}.html"))).collect();
+    let mut got: Vec<String> = again.iter().map(|s| s.to_string()).collect();
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected, "only the changed pages are written again");
+    let s = summary(&dir.path().join("summary.json"));
+    let changes = &s["changes"];
+    assert_eq!(changes["changed"], 10, "{changes}");
+    assert_eq!(changes["unchanged"], unique as u64 - 10, "{changes}");
+    assert_eq!((changes["new"].as_u64(), changes["gone"].as_u64()), (Some(0), Some(0)), "{changes}");
+    assert!(changes["bytes_saved"].as_u64().unwrap() > 1_000 * (unique as u64 - 10), "{changes}");
+    assert!(stderr(&out).contains("10 changed"), "{}", stderr(&out));
+
+    // Nothing changed since: every page answers 304, nothing is written; the changed pages
+    // were asked with their new validators.
+    let before = server.hits().len();
+    let out = run(&["--recrawl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(pages_asked(before).len(), unique);
+    assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique + 10);
+    let changes = summary(&dir.path().join("summary.json"))["changes"].clone();
+    assert_eq!((changes["unchanged"].as_u64(), changes["changed"].as_u64()), (Some(unique as u64), Some(0)));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_recrawl_needs_a_state_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kumo_in(dir.path(), &["crawl", "http://127.0.0.1:9/", "--memory", "--recrawl"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--recrawl needs a state directory"), "{}", stderr(&out));
+}
