@@ -40,8 +40,10 @@ async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
         hits[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect::<Vec<_>>()
     };
 
-    let out = run(&[]).await;
+    // The first run is a whole crawl that keeps each page's record.
+    let out = run(&["--recrawl"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("asked for again"), "{}", stderr(&out));
     assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique);
     let before = server.hits().len();
 
@@ -89,4 +91,21 @@ async fn a_recrawl_needs_a_state_directory() {
     let out = kumo_in(dir.path(), &["crawl", "http://127.0.0.1:9/", "--memory", "--recrawl"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--recrawl needs a state directory"), "{}", stderr(&out));
+}
+
+/// A crawl run without --recrawl kept no records: a --recrawl says so, and keeps them from now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_of_a_crawl_without_records_says_so() {
+    let (server, truth) = common::small_site(20).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let args = ["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut again = args.to_vec();
+    again.push("--recrawl");
+    let out = kumo_in(dir.path(), &again).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no page of this crawl has a record yet"), "{}", stderr(&out));
+    assert_eq!(server.hit_count(), truth.unique_urls + 1, "the first run only: pages and robots.txt");
 }

@@ -355,11 +355,13 @@ pub struct CrawlArgs {
     /// stale ones revalidated with If-None-Match / If-Modified-Since, no-store never kept).
     #[arg(long, value_enum, default_value = "always", value_name = "POLICY", requires = "http_cache")]
     pub http_cache_policy: HttpCachePolicy,
-    /// Crawl again a crawl that is done: every page it fetched is asked for again with the
-    /// validators of its last answer (If-None-Match, If-Modified-Since). A 304, or the same
-    /// body, is "unchanged": not parsed, no items. Changed pages are parsed (new links are
-    /// crawled as usual); 404/410 count as gone. The summary's `changes` line counts them.
-    /// Needs a state directory.
+    /// An incremental crawl: run the same command with --recrawl again and again. Each run
+    /// keeps a record of every page it fetches (its validators and a hash of its body); once
+    /// the crawl is done, the next run asks for every page again with the validators of its
+    /// last answer (If-None-Match, If-Modified-Since). A 304, or the same body, is
+    /// "unchanged": not parsed, no items. Changed pages are parsed (new links are crawled as
+    /// usual); 404/410 count as gone. The summary's `changes` line counts them. Needs a state
+    /// directory.
     #[arg(long)]
     pub recrawl: bool,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
@@ -507,11 +509,15 @@ pub struct TestsiteArgs {
     /// Keep no request log (for benchmarks).
     #[arg(long)]
     pub no_record: bool,
+    /// Give every page an ETag and a Last-Modified, and answer a conditional request that names
+    /// them with 304 (to try `kumo crawl --recrawl`).
+    #[arg(long, conflicts_with = "dir")]
+    pub validators: bool,
     /// Serve the hostile site instead: the synthetic site (--pages) salted with the faults
     /// of the real web (5xx, resets, lying lengths, silent servers, absurd Retry-After,
     /// redirect loops, bombs, a 200 MB body, broken HTML and charsets, spider traps, odd
     /// robots.txt), over several loopback ports. Crawl it from the URL printed first.
-    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links"])]
+    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators"])]
     pub hostile: bool,
 }
 

@@ -64,8 +64,6 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             default: HostPolicy { parallelism: a.per_host, ..Default::default() },
             rules: vec![],
         },
-        // As `kumo crawl` on a state directory: each page's record kept for --recrawl.
-        keep_pages: a.durable,
         ..Default::default()
     };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));

@@ -82,7 +82,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         site.crawl.downloader.extra_roots = roots.clone();
         site.crawl.downloader.accept_invalid_certs = a.insecure;
         site.crawl.downloader.http_cache = cache.clone();
-        site.crawl.keep_pages = !a.state.memory && a.state.redis.is_none();
+        site.crawl.keep_pages = a.recrawl;
         // The site's output files created here go again if its outputs or its state are
         // refused: nothing was crawled into them (earlier sites' states already name theirs).
         let new_files =

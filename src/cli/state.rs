@@ -113,15 +113,24 @@ pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> 
 }
 
 /// `--recrawl`: a crawl that is done asks for every page it fetched again, each with the
-/// validators of its last answer; one still under way is only resumed.
+/// validators of its last answer; one still under way is only resumed, and a new one keeps
+/// its pages' records for the next time.
 async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
+    if !store.resumed() {
+        return Ok(());
+    }
     let stats = store.stats().await?;
     if stats.queued > 0 {
         say!("{who}--recrawl: the crawl is still under way ({} queued); this run finishes it", stats.queued);
         return Ok(());
     }
-    let n = store.revisit_pages()?;
-    say!("{who}recrawl: {n} pages asked for again, each sent only if it changed");
+    match store.revisit_pages()? {
+        0 => say!(
+            "{who}--recrawl: no page of this crawl has a record yet (it ran without --recrawl); \
+             this run keeps them, the next --recrawl asks for them again"
+        ),
+        n => say!("{who}recrawl: {n} pages asked for again, each sent only if it changed"),
+    }
     Ok(())
 }
 

@@ -27,6 +27,7 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
                 pages: a.pages,
                 page_bytes: a.page_bytes,
                 links_per_page: a.links,
+                validators: a.validators,
                 ..SiteConfig::default()
             };
             b = b.synthetic(cfg);
