@@ -152,7 +152,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         max_retries: a.retries,
         max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,
         max_retry_after: seconds(a.max_retry_after, "--max-retry-after")?,
-        // Page records cost a write per page (about 15 % more CPU per page in the embedded
+        // Page records cost a write per page (about a sixth more CPU per page in the embedded
         // store), so only a crawl meant to be crawled again keeps them.
         keep_pages: a.recrawl,
         ..Default::default()
