@@ -472,6 +472,11 @@ pub struct BenchArgs {
     /// does by default (the default bench keeps everything in memory).
     #[arg(long)]
     pub durable: bool,
+    /// Then crawl the same site again with `--recrawl` (its pages carry validators, and none
+    /// changed) and report that run beside the first: time, CPU per page, body bytes.
+    /// Implies --durable.
+    #[arg(long)]
+    pub recrawl: bool,
 }
 
 #[derive(Args, Debug, Clone)]

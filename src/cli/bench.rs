@@ -36,8 +36,10 @@ fn peak_rss() -> Option<u64> {
 
 pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find the kumo executable")?;
+    let durable = a.durable || a.recrawl;
     let mut child = Command::new(exe)
         .args(["--quiet", "testsite", "--no-record"])
+        .args(a.recrawl.then_some("--validators"))
         .args([
             "--pages",
             &a.pages.to_string(),
@@ -64,10 +66,12 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             default: HostPolicy { parallelism: a.per_host, ..Default::default() },
             rules: vec![],
         },
+        keep_pages: a.recrawl,
         ..Default::default()
     };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
-    let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if a.durable {
+    let mut kept_store = None;
+    let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if durable {
         // As `kumo crawl` runs by default: every commit to the embedded store, items
         // journaled and checkpointed into a real file.
         let store = super::state::open(
@@ -77,6 +81,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         )?
         .context("a durable bench needs a store")?;
         let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
+        kept_store = Some(store.clone());
         (store.clone(), Engine::new().with_journal(store), sink)
     } else {
         let politeness = cfg.politeness.clone();
@@ -86,24 +91,55 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         (frontier, Engine::new(), JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink())))
     };
     let cpu0 = cpu_secs().unwrap_or(0.0);
-    engine.init(cfg, frontier, vec![Box::new(sink)])?;
+    engine.init(cfg.clone(), frontier.clone(), vec![Box::new(sink)])?;
     engine.start().await?;
     let summary = engine.wait().await?;
     let cpu = cpu_secs().unwrap_or(0.0) - cpu0;
-    let _ = child.kill().await;
     drop(engine);
-    if a.durable {
+    // --recrawl: the same crawl again, every page asked for with its validators.
+    let again = match (&kept_store, a.recrawl) {
+        (Some(store), true) => {
+            let asked = store.revisit_pages()?;
+            // The same output, resumed at its checkpoint: the new items go after the first run's.
+            let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
+            let mut engine = Engine::new().with_journal(store.clone());
+            let cpu0 = cpu_secs().unwrap_or(0.0);
+            engine.init(cfg, frontier, vec![Box::new(sink)])?;
+            engine.start().await?;
+            let again = engine.wait().await?;
+            Some((asked, again, cpu_secs().unwrap_or(0.0) - cpu0))
+        }
+        _ => None,
+    };
+    let _ = child.kill().await;
+    if durable {
         let _ = std::fs::remove_dir_all(&state_dir);
     }
 
     let pages = summary.pages.max(1) as f64;
     let peak = peak_rss().unwrap_or(0);
-    println!("state:        {}", if a.durable { "embedded store (durable)" } else { "in memory" });
+    println!("state:        {}", if durable { "embedded store (durable)" } else { "in memory" });
     println!("pages:        {}", summary.pages);
     println!("elapsed:      {:.2} s", summary.elapsed_secs);
     println!("pages/s:      {:.0}", summary.pages_per_sec);
     println!("cpu/page:     {:.1} µs ({:.2} s of CPU)", cpu / pages * 1e6, cpu);
     println!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0));
+    if let Some((asked, again, cpu2)) = &again {
+        let c = &again.changes;
+        // The summary's byte count is the crawl's over both runs: this run's is the difference.
+        let bytes = again.bytes.saturating_sub(summary.bytes);
+        println!("recrawl:      {asked} pages asked again: {} unchanged, {} changed", c.unchanged, c.changed);
+        println!(
+            "  elapsed:    {:.2} s ({:.2}× the first crawl's)",
+            again.elapsed_secs,
+            again.elapsed_secs / summary.elapsed_secs.max(1e-9)
+        );
+        println!("  cpu/page:   {:.1} µs", cpu2 / (*asked).max(1) as f64 * 1e6);
+        println!(
+            "  body bytes: {bytes} ({:.1} % of the first crawl's)",
+            100.0 * bytes as f64 / summary.bytes.max(1) as f64
+        );
+    }
     if a.json {
         let j = serde_json::json!({
             "pages": summary.pages, "elapsed_secs": summary.elapsed_secs, "pages_per_sec": summary.pages_per_sec,

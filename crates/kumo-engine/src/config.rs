@@ -54,10 +54,15 @@ pub struct CrawlConfig {
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
     pub error_buffer: usize,
-    /// Fetched pages of one URL shape (digits as `#`, query values dropped) at which a warning
-    /// asks whether the site is a spider trap, and again at ten and a hundred times as many;
-    /// the summary lists the shapes (`trap_warnings`). 0 turns the warning off.
+    /// Fetched pages of one URL shape (digits as `#`, query values dropped), deeper than
+    /// `trap_warn_depth` links, at which a warning asks whether the site is a spider trap,
+    /// and again at ten and a hundred times as many; the summary lists the shapes
+    /// (`trap_warnings`). 0 turns the warning off.
     pub trap_warn_pages: u64,
+    /// Only pages deeper than this count toward `trap_warn_pages`: a trap grows a chain of
+    /// links (an endless calendar, a path that grows), while a large catalogue's many pages
+    /// of one shape sit a few links from its start.
+    pub trap_warn_depth: u32,
     /// Keep a record of every page fetched (its validators and the hash of its body) with the
     /// commit, for a later `--recrawl` to ask for it again only if it changed. Only stores that
     /// keep pages (the embedded one) do anything with it.
@@ -91,7 +96,8 @@ impl Default for CrawlConfig {
             max_host_pause: Duration::from_secs(300),
             robots: RobotsConfig::default(),
             error_buffer: 1024,
-            trap_warn_pages: 10_000,
+            trap_warn_pages: 1_000,
+            trap_warn_depth: 20,
             keep_pages: false,
             listeners: crate::Listeners::default(),
         }

@@ -426,7 +426,8 @@ impl ParseStage {
         });
         module.counters.finished(true);
         let bytes = resp.body.len() as u64;
-        let shape = (self.cfg.trap_warn_pages != 0).then(|| crate::traps::shape(&resp.url));
+        let deep = resp.request.depth > self.cfg.trap_warn_depth;
+        let shape = (self.cfg.trap_warn_pages != 0 && deep).then(|| crate::traps::shape(&resp.url));
         let page = match hash {
             Some(h) if resp.status.is_success() => Some(page_record(&resp, h)),
             _ => None,

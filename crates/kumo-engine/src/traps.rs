@@ -2,11 +2,14 @@
 //! catch (an endless calendar, `/cal/2024/05` → `/cal/2024/06` → …) must not grow the state
 //! without bound unnoticed.
 //!
-//! Each fetched page counts once, in the scheduler, under its shape: the URL with every run of
-//! digits as `#` and the query's values dropped (`http://h/cal/#/#?day`). At
-//! [`crate::CrawlConfig::trap_warn_pages`] pages of one shape, and again at ten and a hundred
-//! times as many, one warning names the shape; the summary lists the shapes warned about. The
-//! counts are this process's (not saved with the frontier): a resumed crawl counts afresh.
+//! Each fetched page deeper than [`crate::CrawlConfig::trap_warn_depth`] links counts once, in
+//! the scheduler, under its shape: the URL with every run of digits as `#` and the query's
+//! values dropped (`http://h/cal/#/#?day`). At [`crate::CrawlConfig::trap_warn_pages`] pages of
+//! one shape, and again at ten and a hundred times as many, one warning names the shape; the
+//! summary lists the shapes warned about. Only deep pages count because a trap is a chain that
+//! keeps going, while a catalogue of 20 000 `/page/#.html` sits a few links from its start
+//! (counting every page warned on the benchmark's own site). The counts are this process's
+//! (not saved with the frontier): a resumed crawl counts afresh.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;

@@ -24,6 +24,7 @@ async fn a_growing_url_shape_is_named_in_the_summary() {
     let server = calendar().await;
     let mut cfg = config(&server.url("/"));
     cfg.trap_warn_pages = 5;
+    cfg.trap_warn_depth = 0;
     let (summary, items) = crawl(cfg).await;
     assert_eq!(items.len(), 8, "a warning only: every page is still fetched");
     let base = server.url("/");
@@ -40,6 +41,7 @@ async fn below_the_threshold_or_off_nothing_is_named() {
     let server = calendar().await;
     let mut cfg = config(&server.url("/"));
     cfg.trap_warn_pages = 7;
+    cfg.trap_warn_depth = 0;
     let (summary, _) = crawl(cfg).await;
     assert!(summary.trap_warnings.is_empty(), "6 pages of the shape: {:?}", summary.trap_warnings);
 
@@ -49,4 +51,19 @@ async fn below_the_threshold_or_off_nothing_is_named() {
     assert_eq!(items.len(), 8);
     assert!(summary.trap_warnings.is_empty(), "off: {:?}", summary.trap_warnings);
     assert!(!summary.to_string().contains("trap?"), "{summary}");
+}
+
+/// Only pages deeper than `trap_warn_depth` count: the calendar's first three are not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_deep_pages_count() {
+    let server = calendar().await;
+    let shape = format!("{}cal/#", server.url("/"));
+    let mut cfg = config(&server.url("/"));
+    (cfg.trap_warn_pages, cfg.trap_warn_depth) = (3, 3);
+    let (summary, _) = crawl(cfg).await;
+    assert_eq!(summary.trap_warnings.get(&shape), Some(&3), "/cal/4 to /cal/6: {:?}", summary.trap_warnings);
+    let mut cfg = config(&server.url("/"));
+    (cfg.trap_warn_pages, cfg.trap_warn_depth) = (4, 3);
+    let (summary, _) = crawl(cfg).await;
+    assert!(summary.trap_warnings.is_empty(), "three deep pages only: {:?}", summary.trap_warnings);
 }
