@@ -109,3 +109,50 @@ async fn a_recrawl_of_a_crawl_without_records_says_so() {
     assert!(stderr(&out).contains("no page of this crawl has a record yet"), "{}", stderr(&out));
     assert_eq!(server.hit_count(), truth.unique_urls + 1, "the first run only: pages and robots.txt");
 }
+
+/// A spider file's sites re-crawl too: the second run writes only the changed products.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_file_recrawls_each_site() {
+    let cfg = SiteConfig { pages: 40, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let truth = cfg.ground_truth();
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = format!(
+        r#"
+[[site]]
+name = "shop"
+seeds = ["{}"]
+output = {{ jsonl = "products.jsonl" }}
+
+[[site.model]]
+name = "product"
+root = {{ css = "div.product" }}
+fields = [
+  {{ name = "sku", css = "span.sku", required = true }},
+  {{ name = "price", css = "span.price" }},
+]
+"#,
+        server.url("/index.html")
+    );
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let args = ["crawl", "shop.toml", "--recrawl", "--summary-json", "summary.json"];
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = lines(&dir.path().join("products.jsonl"));
+    assert_eq!(first.len(), truth.unique_urls, "a product per page, print variants included");
+
+    server.change_pages(&[3, 7]);
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("site \"shop\": recrawl:"), "{}", stderr(&out));
+    let all = lines(&dir.path().join("products.jsonl"));
+    let mut again: Vec<&str> = all[first.len()..].iter().map(|p| p["sku"].as_str().unwrap()).collect();
+    again.sort();
+    assert_eq!(again, ["SKU-000003", "SKU-000007"], "only the changed products again");
+    let changes = &summary(&dir.path().join("summary.json"))["shop"]["changes"];
+    assert_eq!(
+        (changes["changed"].as_u64(), changes["unchanged"].as_u64()),
+        (Some(2), Some(truth.unique_urls as u64 - 2))
+    );
+    server.shutdown().await;
+}
