@@ -53,7 +53,8 @@ async fn hostile(pages: usize) -> Result<ExitCode> {
     let mut out = std::io::stdout();
     writeln!(out, "{}", t.start)?;
     out.flush()?;
-    tracing::info!(
+    // Said (not only logged), so whoever starts it sees what the site holds.
+    say!(
         "serving a hostile site at {}: {} normal pages, {} flaky, {} that fail three times, {} \
          that always fail, {} URL prefixes no crawler may request, spider traps under {}",
         site.base_url(),
