@@ -18,23 +18,7 @@ fn sorted_lines(path: &Path) -> Vec<String> {
 async fn a_spider_run_again_on_the_cache_asks_the_site_nothing() {
     let (server, truth) = small_site(60).await;
     let cache = tempfile::tempdir().unwrap();
-    let spider = format!(
-        r#"
-[[site]]
-name = "shop"
-seeds = ["{}"]
-output = {{ jsonl = "products.jsonl" }}
-
-[[site.model]]
-name = "product"
-root = {{ css = "div.product" }}
-fields = [
-  {{ name = "sku", css = "span.sku", required = true }},
-  {{ name = "title", css = "h1.product-title" }},
-]
-"#,
-        server.url("/index.html")
-    );
+    let spider = common::shop_spider(&server.url("/index.html"), ("title", "h1.product-title"));
     let cache_arg = cache.path().to_str().unwrap();
     let mut outputs = Vec::new();
     let mut hits = Vec::new();

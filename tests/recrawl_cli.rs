@@ -117,23 +117,7 @@ async fn a_spider_file_recrawls_each_site() {
     let truth = cfg.ground_truth();
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let spider = format!(
-        r#"
-[[site]]
-name = "shop"
-seeds = ["{}"]
-output = {{ jsonl = "products.jsonl" }}
-
-[[site.model]]
-name = "product"
-root = {{ css = "div.product" }}
-fields = [
-  {{ name = "sku", css = "span.sku", required = true }},
-  {{ name = "price", css = "span.price" }},
-]
-"#,
-        server.url("/index.html")
-    );
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
     std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
     let args = ["crawl", "shop.toml", "--recrawl", "--summary-json", "summary.json"];
     let out = kumo_in(dir.path(), &args).await;

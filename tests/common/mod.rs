@@ -16,6 +16,29 @@ pub async fn small_site(pages: usize) -> (kumo_testsite::TestServer, kumo_testsi
     (server, truth)
 }
 
+/// A spider file of one site, "shop", from `seed`: a "product" model with the SKU (required)
+/// and the CSS selector `second` as `name` (e.g. `("price", "span.price")`), written to
+/// `products.jsonl`.
+pub fn shop_spider(seed: &str, second: (&str, &str)) -> String {
+    format!(
+        r#"
+[[site]]
+name = "shop"
+seeds = ["{seed}"]
+output = {{ jsonl = "products.jsonl" }}
+
+[[site.model]]
+name = "product"
+root = {{ css = "div.product" }}
+fields = [
+  {{ name = "sku", css = "span.sku", required = true }},
+  {{ name = "{}", css = "{}" }},
+]
+"#,
+        second.0, second.1
+    )
+}
+
 /// Runs `kumo ARGS` in `cwd` with a 60 s guard.
 pub async fn kumo_in(cwd: &Path, args: &[&str]) -> Output {
     let child = tokio::process::Command::new(KUMO).args(args).current_dir(cwd).kill_on_drop(true).output();

@@ -125,52 +125,58 @@ impl HttpCache {
     {
         let kept = self.read(&req).await;
         let now = SystemTime::now();
-        let parts = request_parts(&req);
-        let mut ask = req.clone();
-        if let Some(kept) = kept {
-            match (self.rules, &kept.head.policy, &parts) {
-                (CacheRules::Always, _, _) => {
+        let parts = match self.rules {
+            CacheRules::Always => {
+                if let Some(kept) = kept {
                     self.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(kept.replay(req, None));
                 }
-                (CacheRules::Http, Some(policy), Some(parts)) => match policy.before_request(parts, now) {
-                    BeforeRequest::Fresh(res) => {
-                        self.hits.fetch_add(1, Ordering::Relaxed);
-                        return Ok(kept.replay(req, Some(res)));
-                    }
-                    BeforeRequest::Stale { request, matches: true } => {
-                        for name in [http::header::IF_NONE_MATCH, http::header::IF_MODIFIED_SINCE] {
-                            if let Some(v) = request.headers.get(&name) {
-                                ask.headers.insert(name, v.clone());
-                            }
+                let resp = network(req).await?;
+                self.keep(&resp, None).await;
+                return Ok(resp);
+            }
+            CacheRules::Http => match request_parts(&req) {
+                Some(parts) => parts,
+                // A URL `http` cannot name: fetched, never kept.
+                None => return network(req).await,
+            },
+        };
+        // An entry kept by the "always" rules has no policy: not for these rules.
+        if let Some(kept) = kept
+            && let Some(policy) = &kept.head.policy
+        {
+            match policy.before_request(&parts, now) {
+                BeforeRequest::Fresh(res) => {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(kept.replay(req, Some(res)));
+                }
+                BeforeRequest::Stale { request, matches: true } => {
+                    let mut ask = req.clone();
+                    for name in [http::header::IF_NONE_MATCH, http::header::IF_MODIFIED_SINCE] {
+                        if let Some(v) = request.headers.get(&name) {
+                            ask.headers.insert(name, v.clone());
                         }
-                        let mut resp = network(ask).await?;
-                        resp.request = req;
-                        if resp.status == StatusCode::NOT_MODIFIED
-                            && let AfterResponse::NotModified(policy, res) =
-                                policy.after_response(parts, &response_parts(&resp), now)
-                        {
-                            self.revalidated.fetch_add(1, Ordering::Relaxed);
-                            let replayed = kept.replay(resp.request, Some(res));
-                            self.keep(&replayed, Some(policy)).await;
-                            return Ok(replayed);
-                        }
-                        self.keep_by_rules(&resp, parts, now).await;
-                        return Ok(resp);
                     }
-                    // Another representation (Vary): fetched as if nothing were kept.
-                    BeforeRequest::Stale { matches: false, .. } => {}
-                },
-                // Kept by the "always" rules, or a URL http cannot name: not for these rules.
-                (CacheRules::Http, _, _) => {}
+                    let mut resp = network(ask).await?;
+                    resp.request = req;
+                    if resp.status == StatusCode::NOT_MODIFIED
+                        && let AfterResponse::NotModified(policy, res) =
+                            policy.after_response(&parts, &response_parts(&resp), now)
+                    {
+                        self.revalidated.fetch_add(1, Ordering::Relaxed);
+                        let replayed = kept.replay(resp.request, Some(res));
+                        self.keep(&replayed, Some(policy)).await;
+                        return Ok(replayed);
+                    }
+                    self.keep_by_rules(&resp, &parts, now).await;
+                    return Ok(resp);
+                }
+                // Another representation (Vary): fetched as if nothing were kept.
+                BeforeRequest::Stale { matches: false, .. } => {}
             }
         }
-        let resp = network(ask).await?;
-        match (self.rules, &parts) {
-            (CacheRules::Always, _) => self.keep(&resp, None).await,
-            (CacheRules::Http, Some(parts)) => self.keep_by_rules(&resp, parts, now).await,
-            (CacheRules::Http, None) => {}
-        }
+        let resp = network(req).await?;
+        self.keep_by_rules(&resp, &parts, now).await;
         Ok(resp)
     }
 

@@ -338,11 +338,11 @@ impl ParseStage {
         }
         module.counters.called();
         module.counters.accepted();
-        let hash = self.cfg.keep_pages.then(|| xxhash_rust::xxh3::xxh3_64(&resp.body));
         let known = match resp.request.kind {
             RequestKind::Revisit { hash, bytes } => Some((hash, bytes)),
             _ => None,
         };
+        let hash = (self.cfg.keep_pages || known.is_some()).then(|| xxhash_rust::xxh3::xxh3_64(&resp.body));
         // A page asked again that has not changed is not parsed: its links and items are
         // those of its last fetch.
         if let Some((was, bytes)) = known {
@@ -446,17 +446,14 @@ impl ParseStage {
     }
 }
 
-/// What a later re-crawl needs of a fetched page: its request as first asked (no validators,
-/// a plain page), the validators of this answer verbatim, and the hash and size of its body.
+/// What a later re-crawl needs of a fetched page: its request (`revisit_pages` sets its kind
+/// and validators anew), the validators of this answer verbatim, and the hash and size of its
+/// body.
 fn page_record(resp: &Response, hash: u64) -> Box<PageRecord> {
-    let mut request = resp.request.clone();
-    request.kind = RequestKind::Page;
-    request.headers.remove(http::header::IF_NONE_MATCH);
-    request.headers.remove(http::header::IF_MODIFIED_SINCE);
     let header =
         |name| resp.headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok()).map(str::to_owned);
     Box::new(PageRecord {
-        request: kumo_core::StoredRequest::from(&request),
+        request: kumo_core::StoredRequest::from(&resp.request),
         etag: header(http::header::ETAG),
         last_modified: header(http::header::LAST_MODIFIED),
         hash,

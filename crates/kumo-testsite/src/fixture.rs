@@ -161,17 +161,7 @@ impl Prepared {
 
     fn not_modified(&self, asked: &HeaderMap) -> bool {
         let ours = |name| self.headers.get(name).map(HeaderValue::as_bytes);
-        if let Some(inm) = asked.get(http::header::IF_NONE_MATCH) {
-            let Some(etag) = ours(http::header::ETAG) else { return false };
-            // Weak comparison (RFC 9110 §13.1.2): `W/` aside, the tags must be equal.
-            let weak = |t: &[u8]| t.strip_prefix(b"W/").unwrap_or(t).to_vec();
-            return inm.as_bytes() == b"*"
-                || inm.as_bytes().split(|&b| b == b',').any(|t| weak(t.trim_ascii()) == weak(etag));
-        }
-        match (asked.get(http::header::IF_MODIFIED_SINCE), ours(http::header::LAST_MODIFIED)) {
-            (Some(ims), Some(lm)) => ims.as_bytes() == lm,
-            _ => false,
-        }
+        not_modified(asked, ours(http::header::ETAG), ours(http::header::LAST_MODIFIED))
     }
 
     pub(crate) fn respond(&self) -> Response<Body> {
@@ -181,6 +171,23 @@ impl Prepared {
         *resp.status_mut() = self.status;
         *resp.headers_mut() = self.headers.clone();
         resp
+    }
+}
+
+/// Whether a request with `asked` headers names the current validators of a page (`etag`,
+/// `last_modified`), so that `304 Not Modified` answers it: `If-None-Match` by weak comparison
+/// (RFC 9110 §13.1.2: `W/` aside, the tags must be equal) or `*`; without it,
+/// `If-Modified-Since` repeating `Last-Modified` byte for byte, as crawlers must send it.
+pub(crate) fn not_modified(asked: &HeaderMap, etag: Option<&[u8]>, last_modified: Option<&[u8]>) -> bool {
+    if let Some(inm) = asked.get(http::header::IF_NONE_MATCH) {
+        let Some(etag) = etag else { return false };
+        let weak = |t: &[u8]| t.strip_prefix(b"W/").unwrap_or(t).to_vec();
+        return inm.as_bytes() == b"*"
+            || inm.as_bytes().split(|&b| b == b',').any(|t| weak(t.trim_ascii()) == weak(etag));
+    }
+    match (asked.get(http::header::IF_MODIFIED_SINCE), last_modified) {
+        (Some(ims), Some(lm)) => ims.as_bytes() == lm,
+        _ => false,
     }
 }
 

@@ -16,7 +16,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpSocket};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -258,26 +258,45 @@ async fn accept_loop(
     listener: TcpListener,
     router: Arc<Router>,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    mut stop: watch::Receiver<()>,
+    stop: watch::Receiver<()>,
 ) {
+    let serve = move |stream: TcpStream, stop| {
+        // Trickled chunks must leave at once, not wait for Nagle's algorithm.
+        let _ = stream.set_nodelay(true);
+        let (router, tls) = (Arc::clone(&router), tls.clone());
+        async move {
+            match tls {
+                None => serve_connection(stream, router, stop).await,
+                // A client that refuses the certificate ends its handshake: nothing to serve.
+                Some(tls) => {
+                    if let Ok(stream) = tls.accept(stream).await {
+                        serve_connection(stream, router, stop).await;
+                    }
+                }
+            }
+        }
+    };
+    accept_each(listener, stop, GRACE * 2, serve).await;
+}
+
+/// Accepts connections until `stop` changes, each served by its own task; then gives those
+/// still open `grace` to finish and cuts off the rest.
+pub(crate) async fn accept_each<F, Fut>(
+    listener: TcpListener,
+    mut stop: watch::Receiver<()>,
+    grace: Duration,
+    mut serve: F,
+) where
+    F: FnMut(TcpStream, watch::Receiver<()>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
             _ = stop.changed() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    // Trickled chunks must leave at once, not wait for Nagle's algorithm.
-                    let _ = stream.set_nodelay(true);
-                    let (router, stop) = (Arc::clone(&router), stop.clone());
-                    match tls.clone() {
-                        None => conns.spawn(serve_connection(stream, router, stop)),
-                        // A client that refuses the certificate ends its handshake: nothing to serve.
-                        Some(tls) => conns.spawn(async move {
-                            if let Ok(stream) = tls.accept(stream).await {
-                                serve_connection(stream, router, stop).await;
-                            }
-                        }),
-                    };
+                    conns.spawn(serve(stream, stop.clone()));
                 }
                 // Out of file descriptors and the like: back off briefly instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
@@ -289,7 +308,7 @@ async fn accept_loop(
     drop(listener);
     let drained = async { while conns.join_next().await.is_some() {} };
     // Connections still busy after their grace period are cut off by dropping the set.
-    let _ = tokio::time::timeout(GRACE * 2, drained).await;
+    let _ = tokio::time::timeout(grace, drained).await;
 }
 
 async fn serve_connection<S>(stream: S, router: Arc<Router>, mut stop: watch::Receiver<()>)

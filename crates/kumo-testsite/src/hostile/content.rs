@@ -29,30 +29,30 @@ pub(crate) fn invalid_utf8() -> Bytes {
     )
 }
 
+/// `head`, then `title` (bytes in the page's own encoding) as the `<title>`, then `tail`.
+fn titled(head: &[u8], title: &[u8], tail: &[u8]) -> Bytes {
+    Bytes::from([head, b"<title>", title, b"</title>", tail].concat())
+}
+
 /// Shift_JIS, declared only in a `<meta>`: the title is 日本語.
 pub(crate) fn meta_shift_jis() -> Bytes {
-    let mut b = b"<!DOCTYPE html><html><head><meta charset=\"Shift_JIS\"><title>".to_vec();
-    b.extend_from_slice(&[0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA]);
-    b.extend_from_slice(b"</title></head><body><p>x</p></body></html>\n");
-    Bytes::from(b)
+    titled(
+        b"<!DOCTYPE html><html><head><meta charset=\"Shift_JIS\">",
+        &[0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA],
+        b"</head><body><p>x</p></body></html>\n",
+    )
 }
 pub(crate) const SHIFT_JIS_TITLE: &str = "日本語";
 
 /// windows-1251, declared only in the header: the title is Привет.
 pub(crate) fn windows_1251() -> Bytes {
-    let mut b = b"<!DOCTYPE html><title>".to_vec();
-    b.extend_from_slice(&[0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2]);
-    b.extend_from_slice(b"</title><p>x</p>\n");
-    Bytes::from(b)
+    titled(b"<!DOCTYPE html>", &[0xCF, 0xF0, 0xE8, 0xE2, 0xE5, 0xF2], b"<p>x</p>\n")
 }
 pub(crate) const WINDOWS_1251_TITLE: &str = "Привет";
 
 /// UTF-8 with a byte-order mark, under a header that wrongly says ISO-8859-1: the mark wins.
 pub(crate) fn bom_against_header() -> Bytes {
-    let mut b = b"\xEF\xBB\xBF<!DOCTYPE html><title>".to_vec();
-    b.extend_from_slice(BOM_TITLE.as_bytes());
-    b.extend_from_slice(b"</title><p>x</p>\n");
-    Bytes::from(b)
+    titled(b"\xEF\xBB\xBF<!DOCTYPE html>", BOM_TITLE.as_bytes(), b"<p>x</p>\n")
 }
 pub(crate) const BOM_TITLE: &str = "Café ☕";
 

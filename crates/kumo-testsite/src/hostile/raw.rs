@@ -10,7 +10,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
+
+use crate::server::accept_each;
 
 /// A reset after part of the status line and headers.
 pub(crate) const RESET_IN_HEAD: &str = "/f/reset-in-head.html";
@@ -49,7 +51,10 @@ impl RawHost {
         let addr = listener.local_addr()?;
         let hits = Arc::new(Mutex::new(Vec::new()));
         let (stop, stop_rx) = watch::channel(());
-        let task = tokio::spawn(accept(listener, robots, Arc::clone(&hits), stop_rx));
+        let log = Arc::clone(&hits);
+        // No grace at the end: dropping the connections cuts the silent ones too.
+        let serve = move |stream, stop| serve(stream, robots, Arc::clone(&log), stop);
+        let task = tokio::spawn(accept_each(listener, stop_rx, Duration::ZERO, serve));
         Ok(RawHost { addr, hits, stop, task })
     }
 
@@ -71,29 +76,6 @@ impl RawHost {
 fn lock(hits: &Mutex<Vec<String>>) -> std::sync::MutexGuard<'_, Vec<String>> {
     // A push cannot leave the log half-written, so a poisoned lock still holds a good log.
     hits.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-async fn accept(
-    listener: TcpListener,
-    robots: RawRobots,
-    hits: Arc<Mutex<Vec<String>>>,
-    mut stop: watch::Receiver<()>,
-) {
-    let mut conns = JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = stop.changed() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let (hits, stop) = (Arc::clone(&hits), stop.clone());
-                    conns.spawn(serve(stream, robots, hits, stop));
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
-            },
-            Some(_) = conns.join_next(), if !conns.is_empty() => {}
-        }
-    }
-    // Dropping the set cuts every connection still open, the silent ones included.
 }
 
 async fn serve(

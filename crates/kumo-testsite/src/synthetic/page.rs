@@ -5,12 +5,13 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
-use http::header::{CONTENT_TYPE, ETAG, HeaderValue, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED};
+use http::header::{CONTENT_TYPE, ETAG, HeaderValue, LAST_MODIFIED};
 use http::{HeaderMap, Response, StatusCode};
 
 use super::links::{Doc, Frag, Href, Rng, Role, Spelling, Stream, for_each_link};
 use super::{SALT_SPREAD, SiteConfig};
 use crate::body::Body;
+use crate::fixture::not_modified;
 
 const WORDS: &[&str] = &[
     "lorem",
@@ -175,17 +176,13 @@ impl Site {
     /// when they name its current `ETag` (or, without `If-None-Match`, its `Last-Modified`).
     pub(crate) fn respond(&self, doc: Doc, asked: &HeaderMap) -> Response<Body> {
         let validators = self.cfg.validators.then(|| self.validators(doc));
-        if let Some((etag, modified)) = &validators {
-            let named = match asked.get(IF_NONE_MATCH) {
-                Some(inm) => inm.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii() == etag.as_bytes()),
-                None => asked.get(IF_MODIFIED_SINCE).is_some_and(|ims| ims.as_bytes() == modified.as_bytes()),
-            };
-            if named {
-                let mut resp = Response::new(Body::empty());
-                *resp.status_mut() = StatusCode::NOT_MODIFIED;
-                self.add_validators(&mut resp, etag, modified);
-                return resp;
-            }
+        if let Some((etag, modified)) = &validators
+            && not_modified(asked, Some(etag.as_bytes()), Some(modified.as_bytes()))
+        {
+            let mut resp = Response::new(Body::empty());
+            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+            self.add_validators(&mut resp, etag, modified);
+            return resp;
         }
         let mut resp = Response::new(Body::full(self.render(doc)));
         resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
