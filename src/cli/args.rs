@@ -26,6 +26,15 @@ pub enum Command {
     /// Crawl from one or more start URLs, writing one JSON line per fetched page.
     #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Crawl(Box<CrawlArgs>),
+    /// Run the sites of spider files on their schedules ([site.schedule]), until each has
+    /// run its `times` (forever if one has none) or Ctrl-C. Every run after a site's first
+    /// asks for its known pages again and writes only what changed; a run cut short goes on
+    /// when kumo run starts again.
+    #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
+    Run(RunArgs),
+    /// When the sites of spider files run next, and what their schedules have done.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
     /// Serve the quotes site in testdata/ on 127.0.0.1 and crawl it with
     /// examples/quotes.toml: the quick start in one command, from a clone of the repository.
     Demo(DemoArgs),
@@ -46,6 +55,59 @@ pub enum Command {
     /// Check a crawl's state directory.
     #[command(subcommand)]
     State(StateCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScheduleCommand {
+    /// Each site: its schedule, runs so far, last run and next run (or that one is running).
+    List(ScheduleListArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ScheduleListArgs {
+    /// Spider files, or folders of them (every *.toml in a folder), as given to kumo run.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub paths: Vec<PathBuf>,
+    /// The state folder given to kumo run (default: .kumo/state/).
+    #[arg(long = "state", value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// Replaces `{base}` in the files' seeds, as given to kumo run.
+    #[arg(long, value_name = "URL")]
+    pub seed_base: Option<String>,
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Spider files, or folders of them (every *.toml in a folder). Site names must differ.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Where the sites' states go, one folder per site (default: .kumo/state/); each keeps
+    /// its schedule's record (SCHEDULE.json) too.
+    #[arg(long = "state", value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// fsync every commit, so the states also survive a power loss (slower).
+    #[arg(long)]
+    pub fsync: bool,
+    /// Append one JSON line per finished run to this file: the site, the run's number, its
+    /// start and end, and its summary.
+    #[arg(long, value_name = "FILE")]
+    pub summary_json: Option<PathBuf>,
+    /// Replaces `{base}` in the files' seeds.
+    #[arg(long, value_name = "URL")]
+    pub seed_base: Option<String>,
+    /// Also trust the certificate authorities in this PEM file, beside the system's.
+    #[arg(long = "ca-file", value_name = "FILE")]
+    pub ca_files: Vec<PathBuf>,
+    /// Accept any TLS certificate, unverified: only for hosts you control.
+    #[arg(long)]
+    pub insecure: bool,
+    /// A run whose share of requests failed for good exceeds this percentage ends the daemon
+    /// with status 4 when it exits.
+    #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+    pub failure_threshold: f64,
 }
 
 #[derive(Subcommand, Debug)]

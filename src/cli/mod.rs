@@ -25,6 +25,8 @@ mod new_files;
 mod outcome;
 mod parse_cmd;
 mod progress;
+mod run_cmd;
+mod schedule_cmd;
 mod shell;
 mod spider;
 mod state;
@@ -75,6 +77,8 @@ pub fn main() -> ExitCode {
             Command::Frontier(c) => frontier_cmd::run(c).await,
             Command::Failures(c) => failures_cmd::run(c).await,
             Command::State(c) => state_cmd::run(c),
+            Command::Run(a) => run_cmd::run(a).await,
+            Command::Schedule(c) => schedule_cmd::run(c),
         }
     });
     match result {

@@ -4,12 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use kumo_engine::EngineError;
-use kumo_spider::{LoadOptions, SiteJob, SpiderFile, open_sinks, run_sites};
-use url::Url;
+use std::sync::Arc;
 
-use super::args::CrawlArgs;
+use anyhow::{Context, Result};
+use kumo_downloader::{ExtraRoots, HttpCache};
+use kumo_engine::{EngineError, Summary};
+use kumo_spider::{LoadOptions, SiteJob, SiteSpec, SpiderFile, open_sinks, run_sites};
+
+use super::args::{CrawlArgs, StateArgs};
 use super::new_files::NewFiles;
 use super::outcome::{self, Exit, usage};
 use super::state;
@@ -48,6 +50,90 @@ const SPIDER_FILE_OPTIONS: [&str; 18] = [
     "recrawl",
 ];
 
+/// The settings of a spider file run that every site takes.
+pub struct SiteOptions<'a> {
+    pub state: &'a StateArgs,
+    pub roots: ExtraRoots,
+    pub insecure: bool,
+    pub cache: Option<Arc<HttpCache>>,
+    /// Keep each fetched page's record, for a later run to ask for it again.
+    pub keep_pages: bool,
+    /// A crawl that is done asks for every page it knows again (`--recrawl`).
+    pub recrawl: bool,
+    /// The spider file's hash: workers sharing a crawl must run the same file.
+    pub file_hash: u64,
+}
+
+/// A site ready to run: its job, its opened storage (closed when the run ends), and the
+/// output files created for it (removed if its outputs are refused when it starts).
+pub struct PreparedSite {
+    pub job: SiteJob,
+    pub opened: state::Opened,
+    pub new_files: NewFiles,
+}
+
+/// The hash that identifies a spider file's text.
+pub fn file_hash(file: &Path) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&std::fs::read(file).unwrap_or_default())
+}
+
+/// Opens a site's outputs and storage.
+pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<PreparedSite> {
+    site.crawl.downloader.extra_roots = o.roots.clone();
+    site.crawl.downloader.accept_invalid_certs = o.insecure;
+    site.crawl.downloader.http_cache = o.cache.clone();
+    site.crawl.keep_pages = o.keep_pages;
+    // The site's output files created here go again if its outputs or its state are
+    // refused: nothing was crawled into them (earlier sites' states already name theirs).
+    let new_files = NewFiles::note(site.output.jsonl.iter().chain(&site.output.csv).map(PathBuf::as_path));
+    let sinks = match open_sinks(&site).await {
+        Ok(sinks) => sinks,
+        Err(e) => {
+            new_files.remove();
+            return Err(anyhow::Error::from(e).context(format!("site \"{}\"", site.name)));
+        }
+    };
+    let dir = state::site_dir(o.state, &site.name, &site.starts());
+    let who = format!("site \"{}\": ", site.name);
+    let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
+    let storage = state::Storage {
+        crawl: dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string(),
+        dir,
+        outputs: &names,
+        config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
+        politeness: site.crawl.politeness.clone(),
+        max_host_pause: site.crawl.max_host_pause,
+        who: &who,
+        recrawl: o.recrawl,
+    };
+    let opened = match state::open_storage(o.state, storage).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            new_files.remove();
+            return Err(e.context(who.clone()));
+        }
+    };
+    let state = opened.state.clone();
+    Ok(PreparedSite { job: SiteJob { site, sinks, state }, opened, new_files })
+}
+
+/// Prints a site's summary, with its processors' counts.
+pub fn print_summary(summary: &Summary) {
+    say!("{}", summary.to_string().trim_end());
+    for p in summary.modules.pipelines.iter().filter_map(|m| m.extra.get("processors")) {
+        for p in p.as_array().into_iter().flatten() {
+            say!(
+                "  {:<24} seen {} kept {} dropped {} invalid {}",
+                p["name"].as_str().unwrap_or_default(),
+                p["seen"],
+                p["kept"],
+                p["dropped"],
+                p["invalid"]
+            );
+        }
+    }
+}
+
 pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     // Ignoring an option the user typed would crawl other than asked (no page limit, another
     // output): refuse it, and say where the setting goes.
@@ -71,54 +157,25 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
-    let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
     let cache = super::crawl::http_cache(a).map_err(usage)?;
-    // Workers sharing a crawl must run the same file.
-    let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(&file).unwrap_or_default());
+    let site_opts = SiteOptions {
+        state: &a.state,
+        roots: super::crawl::trusted_roots(&a.ca_files).map_err(usage)?,
+        insecure: a.insecure,
+        cache: cache.clone(),
+        keep_pages: a.recrawl,
+        recrawl: a.recrawl,
+        file_hash: file_hash(&file),
+    };
     let mut jobs = Vec::new();
     let mut closers = Vec::new();
     let mut created = std::collections::HashMap::new();
-    for mut site in spiders.sites {
-        site.crawl.downloader.extra_roots = roots.clone();
-        site.crawl.downloader.accept_invalid_certs = a.insecure;
-        site.crawl.downloader.http_cache = cache.clone();
-        site.crawl.keep_pages = a.recrawl;
-        // The site's output files created here go again if its outputs or its state are
-        // refused: nothing was crawled into them (earlier sites' states already name theirs).
-        let new_files =
-            NewFiles::note(site.output.jsonl.iter().chain(&site.output.csv).map(PathBuf::as_path));
-        let sinks = match open_sinks(&site).await {
-            Ok(sinks) => sinks,
-            Err(e) => {
-                new_files.remove();
-                return Err(anyhow::Error::from(e).context(format!("site \"{}\"", site.name)));
-            }
-        };
-        let starts: Vec<Url> = site.crawl.seeds.iter().chain(&site.crawl.sitemaps).cloned().collect();
-        let dir = state::site_dir(&a.state, &site.name, &starts);
-        let who = format!("site \"{}\": ", site.name);
-        let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
-        let storage = state::Storage {
-            crawl: dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string(),
-            dir,
-            outputs: &names,
-            config_id: format!("spider:{:016x}:{}", file_hash, site.name),
-            politeness: site.crawl.politeness.clone(),
-            max_host_pause: site.crawl.max_host_pause,
-            who: &who,
-            recrawl: a.recrawl,
-        };
-        let opened = match state::open_storage(&a.state, storage).await {
-            Ok(opened) => opened,
-            Err(e) => {
-                new_files.remove();
-                return Err(e.context(who.clone()));
-            }
-        };
-        let state = opened.state.clone();
-        closers.push(opened);
-        created.insert(site.name.clone(), new_files);
-        jobs.push(SiteJob { site, sinks, state });
+    for site in spiders.sites {
+        let name = site.name.clone();
+        let p = prepare_site(site, &site_opts).await?;
+        closers.push(p.opened);
+        created.insert(name, p.new_files);
+        jobs.push(p.job);
     }
     let stop = super::interrupt::stop_requests()?;
     let mut exit = Exit::Finished;
@@ -131,19 +188,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         match run.result {
             Ok(summary) => {
                 say!("site \"{}\":", run.name);
-                say!("{}", summary.to_string().trim_end());
-                for p in summary.modules.pipelines.iter().filter_map(|m| m.extra.get("processors")) {
-                    for p in p.as_array().into_iter().flatten() {
-                        say!(
-                            "  {:<24} seen {} kept {} dropped {} invalid {}",
-                            p["name"].as_str().unwrap_or_default(),
-                            p["seen"],
-                            p["kept"],
-                            p["dropped"],
-                            p["invalid"]
-                        );
-                    }
-                }
+                print_summary(&summary);
                 let who = format!("site \"{}\": ", run.name);
                 exit =
                     exit.worse(outcome::of_crawl(&summary, &who, !a.state.memory, a.failure_threshold, &[]));

@@ -4,6 +4,8 @@
 //!   ([`SpiderFile`]), each site run on its own engine by [`run_sites`].
 //! - [`Spider`]: a trait for spiders written in Rust (start requests; parse a response into
 //!   requests and items), run through [`SpiderAnalyzer`].
+//! - [`schedule`]: when `kumo run` runs a site again (`[site.schedule]`: every, cron, start,
+//!   times), from the record of its runs so far.
 //! - [`Collector`]: a Colly-style builder of callbacks (`on_html` by CSS selector, `on_xpath`
 //!   on HTML and XML, `on_response`, `on_error`, `on_scraped`) with request-scoped typed
 //!   context.
@@ -16,6 +18,7 @@ mod configured;
 mod explain;
 mod rules;
 mod run;
+pub mod schedule;
 mod spider;
 
 pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};

@@ -128,3 +128,35 @@ fn postgres_output_builds_typed_or_jsonb_sinks() {
     let pg = jsonb.sites[0].output.postgres.as_ref().expect("a postgres output");
     assert_eq!((pg.sink.mode.clone(), pg.sink.key.clone()), (PgMode::Jsonb, Some(vec!["id".to_string()])));
 }
+
+#[test]
+fn schedules_are_read_and_their_mistakes_placed() {
+    use kumo_spider::schedule::Cadence;
+
+    let ok = |text: &str| SpiderFile::parse(text, "t.toml", &LoadOptions::default()).unwrap();
+    let f = ok(&format!("{HEAD}[site.schedule]\nevery = \"6h\"\nstart = 2026-12-01T06:00:00Z\ntimes = 3\n"));
+    let s = f.sites[0].schedule.as_ref().expect("a schedule");
+    assert!(matches!(s.cadence, Cadence::Every(d) if d.as_secs() == 6 * 3600), "{s:?}");
+    assert_eq!(s.times, Some(3));
+    let start = s.start.expect("a start").duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert_eq!(start, 1_796_104_800, "2026-12-01T06:00:00Z");
+    let f = ok(&format!("{HEAD}[site.schedule]\ncron = \"0 */6 * * *\"\nstart = \"2026-12-01T06:00:00Z\"\n"));
+    assert_eq!(f.sites[0].schedule.as_ref().unwrap().cadence.describe(), "cron \"0 */6 * * *\" (UTC)");
+    assert!(ok(HEAD).sites[0].schedule.is_none(), "no table: no schedule");
+
+    let e = err(&format!("{HEAD}[site.schedule]\ncron = \"61 * * * *\"\n"));
+    assert_eq!((e.line, e.field.as_deref()), (5, Some("site \"s\" → schedule.cron")), "{e}");
+    assert!(e.message.contains("bad cron pattern"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\ncron = \"* * * * *\"\n"));
+    assert!(e.message.contains("exactly one of `every`"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"soon\"\n"));
+    assert!(e.message.contains("not a duration"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = \"2026-12-01 06:00\"\n"));
+    assert!(e.message.contains("not a UTC date and time"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = 2026-12-01T06:00:00+02:00\n"));
+    assert!(e.message.contains("not a UTC date and time"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\ntimes = 0\n"));
+    assert!(e.message.contains("at least 1"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevry = \"1h\"\n"));
+    assert!(e.to_string().contains("unknown field `evry`"), "{e}");
+}

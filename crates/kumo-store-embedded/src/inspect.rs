@@ -239,7 +239,8 @@ impl EmbeddedStore {
     /// Queues every page an earlier run fetched again, past the seen set, in one atomic
     /// write (`kumo crawl --recrawl`): each asks with the validators its last answer carried,
     /// and knows the hash of the body it had, so an unchanged page costs a `304` and no
-    /// parsing. Returns how many were queued.
+    /// parsing. The saved counters go: the new round's summary counts only its own work.
+    /// Returns how many were queued.
     pub fn revisit_pages(&self) -> Result<usize, StoreError> {
         let now = Instant::now();
         let mut b = self.batch();
@@ -271,6 +272,8 @@ impl EmbeddedStore {
             queued += 1;
         }
         if queued > 0 {
+            // A new round: its summary counts its own pages, not every round's so far.
+            self.sp.meta.remove(&mut b, COUNTERS);
             b.commit()?;
         }
         Ok(queued)

@@ -18,6 +18,7 @@ use super::postgres::{self, PostgresOutput};
 use super::raw::{RawDrop, RawLimit, RawModel, RawProcessor, RawSite};
 use crate::configured::{ConfigSpider, Priorities, SiteModel};
 use crate::rules::UrlRules;
+use crate::schedule::Schedule;
 
 /// One checked site: the engine settings, the analyzer, the processors and the output.
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ pub struct SiteSpec {
     processors: Vec<(Option<String>, RawProcessor)>,
     pub fail_fast: bool,
     pub output: OutputSpec,
+    /// When `kumo run` runs it again; none: once.
+    pub schedule: Option<Schedule>,
 }
 
 /// Where a site's items go. Nothing given means standard output.
@@ -43,6 +46,11 @@ pub struct OutputSpec {
 }
 
 impl SiteSpec {
+    /// Its start URLs and sitemaps: what names its crawl (its derived state directory).
+    pub fn starts(&self) -> Vec<url::Url> {
+        self.crawl.seeds.iter().chain(&self.crawl.sitemaps).cloned().collect()
+    }
+
     /// A fresh processor chain (its de-duplication sets start empty): the models' processors
     /// (each for its own model's items), then the site's.
     pub fn processor_chain(&self) -> ProcessorChain {
@@ -335,6 +343,8 @@ pub(super) fn site(
         ..Default::default()
     };
     crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
+    let schedule =
+        raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
     let o = raw.output;
     let output = OutputSpec {
         jsonl: o.jsonl.map(PathBuf::from),
@@ -343,5 +353,13 @@ pub(super) fn site(
         stdout: o.stdout,
         overwrite: o.overwrite,
     };
-    Ok(SiteSpec { name, crawl, spider: Arc::new(spider), processors, fail_fast: raw.fail_fast, output })
+    Ok(SiteSpec {
+        name,
+        crawl,
+        spider: Arc::new(spider),
+        processors,
+        fail_fast: raw.fail_fast,
+        output,
+        schedule,
+    })
 }

@@ -32,6 +32,9 @@
 //! headers = { "x-api-key" = "…" }
 //! proxies = ["http://127.0.0.1:3128"]   # this host's requests go through one of these
 //!
+//! [site.schedule]                      # optional: when `kumo run` runs the site again
+//! every = "6h"                          # or cron = "0 */6 * * *" (UTC); start = "…Z"; times = 3
+//!
 //! [[site.model]]
 //! name = "quote"
 //! on = ['/page/', '/tag/']              # optional: only on these target pages
@@ -44,6 +47,7 @@ mod build;
 mod error;
 mod postgres;
 mod raw;
+mod schedule;
 
 use std::path::{Path, PathBuf};
 

@@ -78,6 +78,8 @@ pub(super) struct RawSite {
     pub fail_fast: bool,
     #[serde(default)]
     pub output: RawOutput,
+    /// When `kumo run` runs the site again (`[site.schedule]`).
+    pub schedule: Option<Spanned<super::schedule::RawSchedule>>,
 }
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and

@@ -1,0 +1,155 @@
+//! `kumo run`: sites on their schedules. Runs come at their ticks and never overlap; every run
+//! after the first asks for the known pages with their validators and writes only what
+//! changed; a run cut short by kill -9 goes on when the daemon starts again, losing and
+//! repeating nothing; `kumo schedule list` says where each site stands.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Watched, kumo_in, stderr, wait_until};
+use kumo_testsite::{ServerBuilder, SiteConfig, TestServer};
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The shop spider with a schedule (and `extra` site settings before it).
+fn scheduled_shop(server: &TestServer, extra: &str, schedule: &str) -> String {
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
+    // Site settings go in the [[site]] table, before its sub-tables.
+    let spider = spider.replacen("output = ", &format!("{extra}\noutput = "), 1);
+    format!("{spider}\n[site.schedule]\n{schedule}\n")
+}
+
+fn skus(records: &[serde_json::Value]) -> Vec<String> {
+    let mut s: Vec<String> = records.iter().map(|p| p["sku"].as_str().unwrap().to_string()).collect();
+    s.sort();
+    s
+}
+
+/// Page requests (robots.txt aside) from hit `from` on.
+fn page_hits(server: &TestServer, from: usize) -> Vec<kumo_testsite::Hit> {
+    server.hits()[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_runs_come_at_their_ticks_and_later_ones_write_only_changes() {
+    let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shop.toml"), scheduled_shop(&server, "", "every = \"2s\"\ntimes = 3"))
+        .unwrap();
+
+    let daemon = Watched::spawn(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl"]);
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+        .await;
+    let after_first = server.hit_count();
+    server.change_pages(&[3, 7]);
+
+    // While it waits, a second daemon on the same file is refused, and the list says when.
+    let second = kumo_in(dir.path(), &["run", "shop.toml"]).await;
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    assert!(stderr(&second).contains("another kumo run is running shop.toml"), "{}", stderr(&second));
+    let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml"]).await;
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(text.contains("every 2s") && text.contains("1 of 3") && text.contains("(in "), "{text}");
+
+    let (status, err) = daemon.finish().await;
+    assert!(status.success(), "{err}");
+    assert!(err.contains("its schedule is done (3 runs)"), "{err}");
+
+    // The ticks: 0 s, 2 s, 4 s from the first, each run after the one before had ended.
+    let runs = lines(&dir.path().join("runs.jsonl"));
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    let ms = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
+    let first = ms(&runs[0], "started_ms");
+    for (k, r) in runs.iter().enumerate() {
+        assert_eq!(r["run"], k as u64 + 1);
+        let late = ms(r, "started_ms") - first;
+        let tick = 2_000 * k as u64;
+        assert!((tick..tick + 1_500).contains(&late), "run {} started {late} ms after the first", k + 1);
+        if k > 0 {
+            assert!(ms(r, "started_ms") >= ms(&runs[k - 1], "ended_ms"), "runs overlap: {runs:?}");
+        }
+    }
+
+    // Runs 2 and 3 asked for every known page, each with its validators.
+    let later = page_hits(&server, after_first);
+    assert_eq!(later.len(), 2 * unique, "each page once per later run");
+    assert!(later.iter().all(|h| h.if_none_match.is_some()), "all conditional");
+    let changes: Vec<_> = runs.iter().map(|r| r["summary"]["changes"].clone()).collect();
+    assert_eq!(
+        (changes[1]["changed"].as_u64(), changes[1]["unchanged"].as_u64()),
+        (Some(2), Some(unique as u64 - 2))
+    );
+    assert_eq!(
+        (changes[2]["changed"].as_u64(), changes[2]["unchanged"].as_u64()),
+        (Some(0), Some(unique as u64))
+    );
+
+    // The first run wrote every product; the second only the two that changed; the third none.
+    let products = lines(&dir.path().join("products.jsonl"));
+    assert_eq!(products.len(), unique + 2);
+    assert_eq!(skus(&products[unique..]), ["SKU-000003", "SKU-000007"]);
+
+    let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml", "--json"]).await;
+    let sites: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!((sites[0]["runs"].as_str(), sites[0]["state"].as_str()), (Some("3 of 3"), Some("done")));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_midway_goes_on_when_the_daemon_restarts() {
+    let cfg = SiteConfig { pages: 40, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let truth = cfg.ground_truth();
+    let unique = truth.unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // One request at a time, 40 ms apart: a run takes about two seconds, half the period.
+    let spider = scheduled_shop(&server, "per_host = 1\ndelay_ms = 40", "every = \"4s\"\ntimes = 3");
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let args = ["run", "shop.toml", "--summary-json", "runs.jsonl"];
+
+    let mut daemon = Watched::spawn(dir.path(), &args);
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+        .await;
+    let after_first = server.hit_count();
+    server.change_pages(&[2, 5, 9, 33]);
+    wait_until(Duration::from_secs(30), "the second run to be under way", || {
+        page_hits(&server, after_first).len() >= 8
+    })
+    .await;
+    daemon.child.start_kill().unwrap();
+    let (_, err) = daemon.finish().await;
+    assert!(err.contains("run 2 of 3 starts"), "{err}");
+
+    let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml"]).await;
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(text.contains("1 of 3") && text.contains("cut short"), "{text}");
+
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("run 2 of 3 goes on (it was cut short)"), "{}", stderr(&out));
+    let runs = lines(&dir.path().join("runs.jsonl"));
+    let numbers: Vec<u64> = runs.iter().map(|r| r["run"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3]);
+
+    // Nothing lost, nothing twice: the first run's products, then the four that changed once.
+    let products = lines(&dir.path().join("products.jsonl"));
+    assert_eq!(products.len(), unique + 4, "{:?}", skus(&products[unique.min(products.len())..]));
+    assert_eq!(skus(&products[unique..]), ["SKU-000002", "SKU-000005", "SKU-000009", "SKU-000033"]);
+    // Every known page was asked for again, conditionally.
+    let asked: BTreeSet<String> = page_hits(&server, after_first)
+        .into_iter()
+        .filter(|h| h.if_none_match.is_some())
+        .map(|h| h.target)
+        .collect();
+    let first: BTreeSet<String> = page_hits(&server, 0)[..unique].iter().map(|h| h.target.clone()).collect();
+    assert_eq!(asked, first, "every page of the first run asked for again");
+    server.shutdown().await;
+}
