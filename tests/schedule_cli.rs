@@ -153,3 +153,65 @@ async fn a_run_killed_midway_goes_on_when_the_daemon_restarts() {
     assert_eq!(asked, first, "every page of the first run asked for again");
     server.shutdown().await;
 }
+
+/// The kept pages' records, by path: (interval_ms, checked_ms).
+async fn kept_pages(cwd: &Path, state: &str) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let out = kumo_in(cwd, &["frontier", "pages", "--state", state, "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let p: serde_json::Value = serde_json::from_str(l).unwrap();
+            let url = url::Url::parse(p["url"].as_str().unwrap()).unwrap();
+            (url.path().to_string(), (p["interval_ms"].as_u64().unwrap(), p["checked_ms"].as_u64().unwrap()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_are_asked_again_when_their_rule_says() {
+    let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = scheduled_shop(&server, "", "every = \"1s\"\ntimes = 4");
+    let spider = format!(
+        "{spider}\n[site.revisit]\nevery = \"1d\"\nrules = [{{ match = '/page/1\\.html$', every = \"1s\" }}]\n"
+    );
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let out = kumo_in(dir.path(), &["run", "shop.toml", "--state", "st"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 pages asked for again"), "{}", stderr(&out));
+
+    let asked = |path: &str| server.hits().iter().filter(|h| h.target == path).count();
+    assert_eq!(asked("/page/1.html"), 4, "every run: its rule says every second");
+    assert_eq!((asked("/page/2.html"), asked("/index.html")), (1, 1), "the others once: daily");
+    let kept = kept_pages(dir.path(), "st/shop").await;
+    assert_eq!(kept["/page/1.html"].0, 1_000);
+    assert_eq!(kept["/page/2.html"].0, 86_400_000);
+    assert!(kept["/page/1.html"].1 > kept["/page/2.html"].1, "checked again later: {kept:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adaptive_intervals_shrink_for_changed_pages_and_grow_for_the_rest() {
+    let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = scheduled_shop(&server, "", "every = \"2s\"\ntimes = 2");
+    let spider = format!(
+        "{spider}\n[site.revisit]\nevery = \"2s\"\nadaptive = {{ min = \"1s\", max = \"1h\", rate = 0.4 }}\n"
+    );
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let daemon = Watched::spawn(dir.path(), &["run", "shop.toml", "--state", "st"]);
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+        .await;
+    server.change_pages(&[3]);
+    let (status, err) = daemon.finish().await;
+    assert!(status.success(), "{err}");
+
+    let kept = kept_pages(dir.path(), "st/shop").await;
+    assert_eq!(kept["/page/3.html"].0, 1_200, "changed: 2 s less 40 %");
+    assert_eq!(kept["/page/4.html"].0, 2_800, "unchanged: 2 s and 40 %");
+    assert!(kept.values().filter(|(i, _)| *i == 2_800).count() >= 19, "{kept:?}");
+    server.shutdown().await;
+}

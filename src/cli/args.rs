@@ -127,6 +127,9 @@ pub enum FrontierCommand {
     /// Queue requests from JSON lines (as export writes them, or {"url": ...}) or bare URLs,
     /// one per line; already seen ones are skipped. A bad line queues nothing.
     Import(ImportArgs),
+    /// The pages kept for re-crawls (--recrawl, kumo run): each one's URL, when it was last
+    /// asked for, its re-visit interval and when it is due again.
+    Pages(PagesArgs),
     /// The hosts: paused ones (their server asked, with Retry-After) and the busiest, with
     /// their queues and delays; --unpause HOST or --all lifts pauses.
     Hosts(HostsArgs),
@@ -176,6 +179,15 @@ impl StateDir {
             _ => Ok(None),
         }
     }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PagesArgs {
+    #[command(flatten)]
+    pub state: StateDir,
+    /// One JSON object per page instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use kumo_frontier::Frontier as _;
 use kumo_store_embedded::{QueueStats, read_requests};
 
-use super::args::{ExportArgs, FrontierCommand, FrontierStatsArgs, ImportArgs};
+use super::args::{ExportArgs, FrontierCommand, FrontierStatsArgs, ImportArgs, PagesArgs};
 use super::inspect_io::{describe, input, open, open_or_create, output};
 
 pub async fn run(c: FrontierCommand) -> Result<ExitCode> {
@@ -19,6 +19,7 @@ pub async fn run(c: FrontierCommand) -> Result<ExitCode> {
         FrontierCommand::Export(a) => export(a).await,
         FrontierCommand::Import(a) => import(a).await,
         FrontierCommand::Hosts(a) => super::hosts_cmd::run(a).await,
+        FrontierCommand::Pages(a) => pages(&a),
     }
     .map(|()| ExitCode::SUCCESS)
 }
@@ -83,6 +84,43 @@ async fn import(a: ImportArgs) -> Result<()> {
     let store = if a.create { open_or_create(&a.state)? } else { open(&a.state)? };
     let r = store.import(requests)?;
     writeln!(out, "queued {} requests ({} already seen) in {}", r.added, r.seen, store.dir().display())?;
+    Ok(())
+}
+
+/// `frontier pages`: the kept pages, by URL.
+fn pages(a: &PagesArgs) -> Result<()> {
+    let store = open(&a.state)?;
+    let mut out = std::io::stdout().lock();
+    let now = kumo_spider::schedule::millis(std::time::SystemTime::now());
+    let at = |ms: u64| super::run_cmd::when(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms));
+    let mut failed = None;
+    if !a.json {
+        writeln!(out, "{:20}  {:>10}  {:20}  URL", "CHECKED", "INTERVAL", "DUE")?;
+    }
+    let n = store.for_each_page(|p| {
+        let due = p.checked_ms.saturating_add(p.interval_ms);
+        let written = if a.json {
+            let line = serde_json::json!({
+                "url": p.request.url, "checked_ms": p.checked_ms, "interval_ms": p.interval_ms,
+                "due_ms": due, "etag": p.etag, "last_modified": p.last_modified, "bytes": p.bytes,
+            });
+            writeln!(out, "{line}")
+        } else {
+            let checked = if p.checked_ms == 0 { "-".to_string() } else { at(p.checked_ms) };
+            let interval = if p.interval_ms == 0 {
+                "every run".to_string()
+            } else {
+                super::state::span(std::time::Duration::from_millis(p.interval_ms))
+            };
+            let due = if due <= now { "now".to_string() } else { at(due) };
+            writeln!(out, "{checked:20}  {interval:>10}  {due:20}  {}", p.request.url)
+        };
+        written.map_err(|e| failed = Some(e)).is_ok()
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    say!("{n} pages kept in {}", store.dir().display());
     Ok(())
 }
 

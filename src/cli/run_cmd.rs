@@ -211,25 +211,27 @@ async fn site_runs(s: &ScheduledSite, shared: &Shared, stop: &mut StopSignal, wh
             say!("{who}run {n}{of} goes on (it was cut short)");
         } else {
             let now = millis(SystemTime::now());
-            if let Due::At(t) = due {
-                let missed = s.schedule.missed(&record, millis(t), now);
+            let mut tick = now;
+            if record.last_start_ms.is_none() && s.schedule.start.is_none() {
+                // Without a start time the ticks count from the first run.
+                record.since_ms = now;
+            } else if let Due::At(t) = due {
+                let (missed, last) = s.schedule.missed(&record, millis(t), now);
                 if missed > 0 {
                     say!(
                         "{who}{missed} more runs fell due while kumo run was down or busy: this one stands for them"
                     );
                 }
                 record.missed += missed;
-            }
-            if record.last_start_ms.is_none() && s.schedule.start.is_none() {
-                // Without a start time the ticks count from the first run.
-                record.since_ms = now;
+                tick = last.min(now);
             }
             record.last_start_ms = Some(now);
+            record.last_tick_ms = Some(tick);
             record.running = true;
             save(&s.dir, &record)?;
             say!("{who}run {n}{of} starts");
         }
-        let summary = one_run(s, shared, resume, stop.clone()).await?;
+        let summary = one_run(s, shared, &record, resume, stop.clone()).await?;
         say!("{who}run {n}{of}:");
         spider::print_summary(&summary);
         let end = outcome::of_crawl(&summary, who, true, shared.failure_threshold, &[]);
@@ -266,7 +268,13 @@ fn save(dir: &Path, r: &ScheduleRecord) -> Result<()> {
 
 /// One run of the site: its storage opened (and locked) for the run only, so that between
 /// runs `kumo frontier` and `kumo failures` can look at it.
-async fn one_run(s: &ScheduledSite, shared: &Shared, resume: bool, stop: StopSignal) -> Result<Summary> {
+async fn one_run(
+    s: &ScheduledSite,
+    shared: &Shared,
+    record: &ScheduleRecord,
+    resume: bool,
+    stop: StopSignal,
+) -> Result<Summary> {
     let opts = SiteOptions {
         state: &shared.state,
         roots: shared.roots.clone(),
@@ -277,7 +285,11 @@ async fn one_run(s: &ScheduledSite, shared: &Shared, resume: bool, stop: StopSig
         recrawl: !resume,
         file_hash: s.file_hash,
     };
-    let prepared = spider::prepare_site(s.site.clone(), &opts).await?;
+    let mut site = s.site.clone();
+    // The pages it checks count as checked at the run's tick: they fall due by a later one.
+    let tick = record.last_tick_ms.or(record.last_start_ms);
+    site.crawl.checked_at = tick.map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
+    let prepared = spider::prepare_site(site, &opts).await?;
     let result =
         kumo_spider::run_site_in(&prepared.job.site, prepared.job.sinks, prepared.job.state, Some(stop))
             .await;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use kumo_core::MemoryCookieStorage;
@@ -124,12 +124,21 @@ async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
         say!("{who}--recrawl: the crawl is still under way ({} queued); this run finishes it", stats.queued);
         return Ok(());
     }
-    match store.revisit_pages()? {
-        0 => say!(
+    let r = store.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()))?;
+    let later = match r.next_due_ms {
+        Some(ms) => {
+            let at = SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
+            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            format!(" ({} not due yet, the first in {})", r.not_due, span(left))
+        }
+        None => String::new(),
+    };
+    match r.queued {
+        0 if r.not_due == 0 => say!(
             "{who}--recrawl: no page of this crawl has a record yet (it ran without --recrawl); \
              this run keeps them, the next --recrawl asks for them again"
         ),
-        n => say!("{who}recrawl: {n} pages asked for again, each sent only if it changed"),
+        n => say!("{who}recrawl: {n} pages asked for again, each sent only if it changed{later}"),
     }
     Ok(())
 }

@@ -55,8 +55,14 @@ pub enum RequestKind {
     Sitemap { nesting: u8 },
     /// A page fetched by an earlier run, asked again (`--recrawl`) with its validators in the
     /// request's headers: `hash` is the xxh3 of the body it had, `bytes` its size, so an
-    /// unchanged answer (a `304`, or the same body) is known as such.
-    Revisit { hash: u64, bytes: u64 },
+    /// unchanged answer (a `304`, or the same body) is known as such; `interval_ms` is the
+    /// re-visit interval it had, for an adaptive schedule to move.
+    Revisit {
+        hash: u64,
+        bytes: u64,
+        #[serde(default)]
+        interval_ms: u64,
+    },
 }
 
 /// A request to fetch. `url` is fetched as written (less its fragment); de-duplication uses

@@ -67,6 +67,12 @@ pub struct CrawlConfig {
     /// commit, for a later `--recrawl` to ask for it again only if it changed. Only stores that
     /// keep pages (the embedded one) do anything with it.
     pub keep_pages: bool,
+    /// When a kept page is asked for again (by rules on its URL, adaptive or fixed); the
+    /// default: on every run.
+    pub revisit: crate::RevisitPolicy,
+    /// The time kept pages are recorded as checked at (default: when the engine starts): a
+    /// scheduled run gives its start, so the pages it checks fall due together by the next.
+    pub checked_at: Option<std::time::SystemTime>,
     /// Hooks called as the crawl runs ([`crate::Listener`]).
     pub listeners: crate::Listeners,
 }
@@ -99,6 +105,8 @@ impl Default for CrawlConfig {
             trap_warn_pages: 1_000,
             trap_warn_depth: 20,
             keep_pages: false,
+            revisit: crate::RevisitPolicy::default(),
+            checked_at: None,
             listeners: crate::Listeners::default(),
         }
     }

@@ -191,6 +191,14 @@ pub(crate) async fn run(
         scope: parts.scope.clone(),
         analyzer: parts.analyzer.clone(),
         errors: parts.errors.clone(),
+        round_ms: u64::try_from(
+            cfg.checked_at
+                .unwrap_or_else(std::time::SystemTime::now)
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX),
     });
     for module in &parts.analyzer_modules {
         workers.spawn(stages::parse_task(

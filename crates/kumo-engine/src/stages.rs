@@ -15,7 +15,7 @@ use crate::analyze::{Analysis, Analyzer};
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::run::AnalyzerModule;
-use crate::{CrawlConfig, CrawlError, ErrorStream};
+use crate::{CrawlConfig, CrawlError, ErrorStream, Visit};
 
 /// A download handed from a downloader task to the parsers.
 pub(crate) struct Fetched {
@@ -278,6 +278,9 @@ pub(crate) struct ParseStage {
     pub scope: Arc<Scope>,
     pub analyzer: Arc<dyn Analyzer>,
     pub errors: Arc<ErrorStream>,
+    /// When this run started, ms since the Unix epoch: the time its page records were checked,
+    /// so pages checked in one run fall due together at the next.
+    pub round_ms: u64,
 }
 
 /// Runs one parser task until the fetched channel closes.
@@ -339,18 +342,22 @@ impl ParseStage {
         module.counters.called();
         module.counters.accepted();
         let known = match resp.request.kind {
-            RequestKind::Revisit { hash, bytes } => Some((hash, bytes)),
+            RequestKind::Revisit { hash, bytes, interval_ms } => Some((hash, bytes, interval_ms)),
             _ => None,
         };
         let hash = (self.cfg.keep_pages || known.is_some()).then(|| xxhash_rust::xxh3::xxh3_64(&resp.body));
         // A page asked again that has not changed is not parsed: its links and items are
         // those of its last fetch.
-        if let Some((was, bytes)) = known {
+        if let Some((was, bytes, interval_ms)) = known {
             let same_body = resp.status.is_success() && hash == Some(was);
             if status == 304 || same_body {
                 module.counters.finished(true);
                 let saved = if status == 304 { bytes } else { 0 };
-                let page = same_body.then(|| page_record(&resp, was));
+                // Written again when it holds something new: a same body's validators, or,
+                // when pages have re-visit intervals, when it was checked and its next interval.
+                let visit = Visit::Again { interval: Duration::from_millis(interval_ms), changed: false };
+                let page = (same_body || !self.cfg.revisit.every_run())
+                    .then(|| self.page_record(&resp, was, bytes, visit));
                 let outcome = Outcome::Page {
                     status,
                     bytes: resp.body.len() as u64,
@@ -429,7 +436,13 @@ impl ParseStage {
         let deep = resp.request.depth > self.cfg.trap_warn_depth;
         let shape = (self.cfg.trap_warn_pages != 0 && deep).then(|| crate::traps::shape(&resp.url));
         let page = match hash {
-            Some(h) if resp.status.is_success() => Some(page_record(&resp, h)),
+            Some(h) if resp.status.is_success() => {
+                let visit = known.map_or(Visit::First, |(_, _, interval_ms)| Visit::Again {
+                    interval: Duration::from_millis(interval_ms),
+                    changed: true,
+                });
+                Some(self.page_record(&resp, h, bytes, visit))
+            }
             _ => None,
         };
         let change = match (known, status) {
@@ -449,19 +462,26 @@ impl ParseStage {
 /// What a later re-crawl needs of a fetched page: its request (`revisit_pages` sets its kind
 /// and validators anew), the validators of this answer verbatim, and the hash and size of its
 /// body.
-fn page_record(resp: &Response, hash: u64) -> Box<PageRecord> {
-    let header =
-        |name| resp.headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok()).map(str::to_owned);
-    Box::new(PageRecord {
-        request: kumo_core::StoredRequest::from(&resp.request),
-        etag: header(http::header::ETAG),
-        last_modified: header(http::header::LAST_MODIFIED),
-        hash,
-        bytes: resp.body.len() as u64,
-    })
-}
-
 impl ParseStage {
+    /// The record of a page with body hash `hash` and size `bytes`, checked in this run. Its
+    /// validators are the answer's; a `304` that repeats none keeps those it was asked with.
+    fn page_record(&self, resp: &Response, hash: u64, bytes: u64, visit: Visit) -> Box<PageRecord> {
+        let header = |name, asked| {
+            let asked = || (resp.status == 304).then(|| resp.request.headers.get(asked)).flatten();
+            resp.headers.get(name).or_else(asked).and_then(|v| v.to_str().ok()).map(str::to_owned)
+        };
+        let interval = self.cfg.revisit.interval(&resp.request.url, visit);
+        Box::new(PageRecord {
+            request: kumo_core::StoredRequest::from(&resp.request),
+            etag: header(http::header::ETAG, http::header::IF_NONE_MATCH),
+            last_modified: header(http::header::LAST_MODIFIED, http::header::IF_MODIFIED_SINCE),
+            hash,
+            bytes,
+            checked_ms: self.round_ms,
+            interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
     /// A parser error on `resp` goes to the listeners as well as the error stream, as the
     /// scheduler's fetch failures do: a listener must not miss what the stream shows. Its kind
     /// joins `errors`, the page's list for the summary.

@@ -61,6 +61,23 @@ pub struct PageRecord {
     /// xxh3-64 of the body.
     pub hash: u64,
     pub bytes: u64,
+    /// When it was last asked for (the start of that run), ms since the Unix epoch; 0: unknown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checked_ms: u64,
+    /// How long after `checked_ms` it is asked for again; 0: on every run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interval_ms: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl PageRecord {
+    /// Whether it is due to be asked for again at `now_ms`.
+    pub fn due(&self, now_ms: u64) -> bool {
+        self.checked_ms.saturating_add(self.interval_ms) <= now_ms
+    }
 }
 
 /// What a push (or the discoveries of a completion batch) did.

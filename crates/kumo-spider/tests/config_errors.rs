@@ -160,3 +160,24 @@ fn schedules_are_read_and_their_mistakes_placed() {
     let e = err(&format!("{HEAD}[site.schedule]\nevry = \"1h\"\n"));
     assert!(e.to_string().contains("unknown field `evry`"), "{e}");
 }
+
+#[test]
+fn revisit_rules_are_read_and_their_mistakes_placed() {
+    let ok = |text: &str| SpiderFile::parse(text, "t.toml", &LoadOptions::default()).unwrap();
+    let f = ok(&format!(
+        "{HEAD}[site.revisit]\nevery = \"7d\"\nrules = [{{ match = '/news/', every = \"1h\" }}]\nadaptive = {{}}\n"
+    ));
+    let r = &f.sites[0].crawl.revisit;
+    let url = |s: &str| url::Url::parse(s).unwrap();
+    assert_eq!(r.base(&url("http://a/news/1")).as_secs(), 3600);
+    assert_eq!(r.base(&url("http://a/about")).as_secs(), 7 * 86_400);
+    assert_eq!(r.adaptive, Some(kumo_engine::Adaptive::default()));
+    assert!(ok(HEAD).sites[0].crawl.revisit.every_run(), "no table: every run");
+
+    let e = err(&format!("{HEAD}[site.revisit]\nrules = [{{ match = '(', every = \"1h\" }}]\n"));
+    assert_eq!((e.line, e.field.as_deref()), (5, Some("site \"s\" → revisit.rules[0].match")), "{e}");
+    let e = err(&format!("{HEAD}[site.revisit]\nevery = \"weekly\"\n"));
+    assert!(e.message.contains("not a duration"), "{e}");
+    let e = err(&format!("{HEAD}[site.revisit]\nadaptive = {{ rate = 0.9 }}\n"));
+    assert!(e.message.contains("at most 0.4"), "{e}");
+}

@@ -78,6 +78,17 @@ fn output(e: impl Into<std::io::Error>) -> StoreError {
     StoreError::Output(e.into())
 }
 
+/// What [`EmbeddedStore::revisit_pages`] queued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Revisits {
+    /// Pages asked for again.
+    pub queued: usize,
+    /// Kept pages whose re-visit interval has not run out.
+    pub not_due: usize,
+    /// When the first of those falls due, ms since the Unix epoch.
+    pub next_due_ms: Option<u64>,
+}
+
 impl EmbeddedStore {
     /// Opens the state of an earlier crawl, refusing (and never creating) a directory that
     /// holds none.
@@ -239,25 +250,33 @@ impl EmbeddedStore {
     /// Queues every page an earlier run fetched again, past the seen set, in one atomic
     /// write (`kumo crawl --recrawl`): each asks with the validators its last answer carried,
     /// and knows the hash of the body it had, so an unchanged page costs a `304` and no
-    /// parsing. The saved counters go: the new round's summary counts only its own work.
-    /// Returns how many were queued.
-    pub fn revisit_pages(&self) -> Result<usize, StoreError> {
+    /// parsing. Only pages due at `now_ms` (ms since the Unix epoch) by their re-visit
+    /// intervals are queued. The saved counters go: the new round's summary counts only its own
+    /// work.
+    pub fn revisit_pages(&self, now_ms: u64) -> Result<Revisits, StoreError> {
         let now = Instant::now();
         let mut b = self.batch();
         let mut inner = self.lock();
         let inner = &mut *inner;
-        let mut queued = 0;
+        let mut report = Revisits::default();
         for kv in self.sp.pages.iter() {
             let (_, value) = kv?;
             let Ok(page) = serde_json::from_slice::<PageRecord>(&value) else {
                 return Err(corrupt(self.dir(), "a page record is not JSON"));
             };
+            if !page.due(now_ms) {
+                report.not_due += 1;
+                let at = page.checked_ms.saturating_add(page.interval_ms);
+                report.next_due_ms = Some(report.next_due_ms.map_or(at, |n| n.min(at)));
+                continue;
+            }
             let Ok(url) = Url::parse(&page.request.url) else { continue };
             let mut request = page.request;
             request.retries = 0;
             request.redirects = 0;
             request.not_before_ms = None;
-            request.kind = RequestKind::Revisit { hash: page.hash, bytes: page.bytes };
+            request.kind =
+                RequestKind::Revisit { hash: page.hash, bytes: page.bytes, interval_ms: page.interval_ms };
             let extra = request.extra.get_or_insert_with(Default::default);
             extra.headers.retain(|(n, _)| {
                 !n.eq_ignore_ascii_case("if-none-match") && !n.eq_ignore_ascii_case("if-modified-since")
@@ -269,14 +288,31 @@ impl EmbeddedStore {
                 extra.headers.push(("if-modified-since".into(), modified.into_bytes()));
             }
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
-            queued += 1;
+            report.queued += 1;
         }
-        if queued > 0 {
+        if report.queued > 0 {
             // A new round: its summary counts its own pages, not every round's so far.
             self.sp.meta.remove(&mut b, COUNTERS);
             b.commit()?;
         }
-        Ok(queued)
+        Ok(report)
+    }
+
+    /// Calls `f` with each kept page's record (`--recrawl`, `kumo run`), by URL, until it
+    /// returns false. Returns how many it was called with.
+    pub fn for_each_page(&self, mut f: impl FnMut(PageRecord) -> bool) -> Result<usize, StoreError> {
+        let mut n = 0;
+        for kv in self.sp.pages.iter() {
+            let (_, value) = kv?;
+            let Ok(page) = serde_json::from_slice::<PageRecord>(&value) else {
+                return Err(corrupt(self.dir(), "a page record is not JSON"));
+            };
+            n += 1;
+            if !f(page) {
+                break;
+            }
+        }
+        Ok(n)
     }
 
     /// Takes `n` off the saved `failed` counter: those requests are work again, and the next

@@ -37,7 +37,7 @@ mod wal_check;
 pub use check::{StateReport, check_state};
 pub use error::StoreError;
 pub use import::{ImportError, parse_line, read_requests};
-pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats};
+pub use inspect::{DepthCount, HostCount, PausedHost, PriorityCount, QueueStats, Revisits};
 pub use kumo_frontier::{RequeueReport, StoredFailure};
 pub use lock::StateLock;
 pub use store::{Durability, EmbeddedConfig, EmbeddedStore};

@@ -317,7 +317,7 @@ pub(super) fn site(
             HostRule::new("*", default_policy).map_err(|e| lines.error(site_at, here("rate_limit"), e))?;
         rules.push(every.with_rate_limits(site_rates));
     }
-    let crawl = CrawlConfig {
+    let mut crawl = CrawlConfig {
         seeds,
         scope: ScopeConfig {
             allowed_domains: raw.allowed_domains.clone(),
@@ -345,6 +345,9 @@ pub(super) fn site(
     crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
     let schedule =
         raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
+    if let Some(r) = raw.revisit {
+        crawl.revisit = super::revisit::revisit(lines, &here("revisit"), r)?;
+    }
     let o = raw.output;
     let output = OutputSpec {
         jsonl: o.jsonl.map(PathBuf::from),

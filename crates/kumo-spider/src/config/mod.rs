@@ -35,6 +35,11 @@
 //! [site.schedule]                      # optional: when `kumo run` runs the site again
 //! every = "6h"                          # or cron = "0 */6 * * *" (UTC); start = "…Z"; times = 3
 //!
+//! [site.revisit]                        # optional: when a later run asks for a known page
+//! every = "1d"                          # again (default: every run); per-URL rules, adaptive:
+//! rules = [{ match = '/news/', every = "1h" }]
+//! adaptive = { min = "1h", max = "30d", rate = 0.2 }
+//!
 //! [[site.model]]
 //! name = "quote"
 //! on = ['/page/', '/tag/']              # optional: only on these target pages
@@ -47,6 +52,7 @@ mod build;
 mod error;
 mod postgres;
 mod raw;
+mod revisit;
 mod schedule;
 
 use std::path::{Path, PathBuf};

@@ -80,6 +80,8 @@ pub(super) struct RawSite {
     pub output: RawOutput,
     /// When `kumo run` runs the site again (`[site.schedule]`).
     pub schedule: Option<Spanned<super::schedule::RawSchedule>>,
+    /// When a later run asks for a known page again (`[site.revisit]`).
+    pub revisit: Option<Spanned<super::revisit::RawRevisit>>,
 }
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and

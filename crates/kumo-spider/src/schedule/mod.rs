@@ -156,9 +156,10 @@ impl Schedule {
         next.map_or(Due::Finished, |ms| Due::At(time(ms)))
     }
 
-    /// The ticks after `due_ms` up to `now_ms`, which a run starting now stands for: they went
-    /// by while the daemon was down or the previous run was under way. Counted up to 10,000.
-    pub fn missed(&self, record: &ScheduleRecord, due_ms: u64, now_ms: u64) -> u64 {
+    /// The ticks after `due_ms` up to `now_ms`, which a run starting now stands for (they went
+    /// by while the daemon was down or the previous run was under way; counted up to 10,000),
+    /// and the last tick it stands for.
+    pub fn missed(&self, record: &ScheduleRecord, due_ms: u64, now_ms: u64) -> (u64, u64) {
         let anchor = self.anchor_ms(record);
         let mut n = 0;
         let mut at = due_ms;
@@ -171,7 +172,7 @@ impl Schedule {
                 _ => break,
             }
         }
-        n
+        (n, at)
     }
 }
 

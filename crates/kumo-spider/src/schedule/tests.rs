@@ -54,7 +54,7 @@ fn ticks_missed_while_down_run_once() {
     let due = at(s.due(&r));
     assert_eq!(due, DAY0 + HOUR);
     // ... and stands for the nine after it that went by too.
-    assert_eq!(s.missed(&r, due, DAY0 + 10 * HOUR + 1), 9);
+    assert_eq!(s.missed(&r, due, DAY0 + 10 * HOUR + 1), (9, DAY0 + 10 * HOUR));
     // Once it starts (now), the next is the first tick after now, not a burst.
     r.last_start_ms = Some(DAY0 + 10 * HOUR + 1);
     assert_eq!(at(s.due(&r)), DAY0 + 11 * HOUR);

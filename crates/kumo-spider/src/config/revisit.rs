@@ -1,0 +1,94 @@
+//! `[site.revisit]`: when a later run asks for a known page again.
+//!
+//! ```toml
+//! [site.revisit]
+//! every = "1d"                                  # pages no rule matches (default: every run)
+//! rules = [{ match = '/news/', every = "1h" }]  # regexes searched in the URL; first match wins
+//! adaptive = { min = "1h", max = "30d", rate = 0.2 }
+//!              # optional (`adaptive = {}`: these defaults): after each visit the interval
+//!              # shrinks by `rate` if the page changed, grows by it if not, within min..max
+//! ```
+
+use std::time::Duration;
+
+use kumo_engine::{Adaptive, RevisitPolicy, RevisitRule};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{Lines, SpiderConfigError};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRevisit {
+    pub every: Option<Spanned<String>>,
+    #[serde(default)]
+    pub rules: Vec<Spanned<RawRevisitRule>>,
+    pub adaptive: Option<Spanned<RawAdaptive>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRevisitRule {
+    #[serde(rename = "match")]
+    pub pattern: Spanned<String>,
+    pub every: Spanned<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAdaptive {
+    pub min: Option<Spanned<String>>,
+    pub max: Option<Spanned<String>>,
+    pub rate: Option<f64>,
+}
+
+/// A duration as humantime reads it (`0s` allowed: every run).
+fn duration(lines: &Lines, field: String, raw: &Spanned<String>) -> Result<Duration, SpiderConfigError> {
+    humantime::parse_duration(raw.get_ref()).map_err(|e| {
+        lines.error(raw.span().start, field, format!("not a duration ({e}): try \"1h\" or \"7d\""))
+    })
+}
+
+pub(super) fn revisit(
+    lines: &Lines,
+    at: &str,
+    raw: Spanned<RawRevisit>,
+) -> Result<RevisitPolicy, SpiderConfigError> {
+    let raw = raw.into_inner();
+    let field = |name: &str| format!("{at}.{name}");
+    let every =
+        raw.every.as_ref().map(|e| duration(lines, field("every"), e)).transpose()?.unwrap_or_default();
+    let mut rules = Vec::with_capacity(raw.rules.len());
+    for (i, r) in raw.rules.iter().enumerate() {
+        let r = r.get_ref();
+        let pattern = regex::Regex::new(r.pattern.get_ref()).map_err(|e| {
+            lines.error(
+                r.pattern.span().start,
+                field(&format!("rules[{i}].match")),
+                format!("bad regex: {e}"),
+            )
+        })?;
+        rules.push(RevisitRule {
+            pattern,
+            every: duration(lines, field(&format!("rules[{i}].every")), &r.every)?,
+        });
+    }
+    let adaptive = match &raw.adaptive {
+        None => None,
+        Some(a) => {
+            let d = Adaptive::default();
+            let (a_at, a) = (a.span().start, a.get_ref());
+            let bound = |v: &Option<Spanned<String>>, name: &str, default| {
+                v.as_ref().map_or(Ok(default), |v| duration(lines, field(&format!("adaptive.{name}")), v))
+            };
+            let adaptive = Adaptive {
+                min: bound(&a.min, "min", d.min)?,
+                max: bound(&a.max, "max", d.max)?,
+                rate: a.rate.unwrap_or(d.rate),
+            };
+            adaptive.check().map_err(|e| lines.error(a_at, field("adaptive"), e))?;
+            Some(adaptive)
+        }
+    };
+    Ok(RevisitPolicy { rules, every, adaptive })
+}
