@@ -140,3 +140,32 @@ async fn a_spider_file_recrawls_each_site() {
     );
     server.shutdown().await;
 }
+
+/// `emit = "all"`: a re-crawl asks for each page whole and writes every product again, still
+/// telling the changed pages from the unchanged ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emit_all_writes_unchanged_pages_items_again() {
+    let cfg = SiteConfig { pages: 30, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
+    std::fs::write(dir.path().join("shop.toml"), format!("{spider}\n[site.revisit]\nemit = \"all\"\n")).unwrap();
+    let args = ["crawl", "shop.toml", "--recrawl", "--summary-json", "summary.json"];
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = server.hits().len();
+
+    server.change_pages(&[3]);
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("asked for again, whole (emit = \"all\")"), "{}", stderr(&out));
+    let asked: Vec<_> = server.hits()[before..].iter().filter(|h| h.target != "/robots.txt").cloned().collect();
+    assert_eq!(asked.len(), unique);
+    assert!(asked.iter().all(|h| h.if_none_match.is_none() && h.if_modified_since.is_none()), "unconditional");
+    let all = lines(&dir.path().join("products.jsonl"));
+    assert_eq!(all.len(), 2 * unique, "every product again");
+    let changes = &summary(&dir.path().join("summary.json"))["shop"]["changes"];
+    assert_eq!((changes["changed"].as_u64(), changes["unchanged"].as_u64()), (Some(1), Some(unique as u64 - 1)));
+    server.shutdown().await;
+}

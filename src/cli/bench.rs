@@ -99,8 +99,9 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     // --recrawl: the same crawl again, every page asked for with its validators.
     let again = match (&kept_store, a.recrawl) {
         (Some(store), true) => {
-            let asked =
-                store.revisit_pages(kumo_spider::schedule::millis(std::time::SystemTime::now()))?.queued;
+            let asked = store
+                .revisit_pages(kumo_spider::schedule::millis(std::time::SystemTime::now()), true)?
+                .queued;
             // The same output, resumed at its checkpoint: the new items go after the first run's.
             let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
             let mut engine = Engine::new().with_journal(store.clone());

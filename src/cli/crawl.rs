@@ -217,6 +217,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         max_host_pause: cfg.max_host_pause,
         who: "",
         recrawl: a.recrawl,
+        conditional: true,
     };
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,

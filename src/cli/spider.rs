@@ -105,6 +105,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         max_host_pause: site.crawl.max_host_pause,
         who: &who,
         recrawl: o.recrawl,
+        conditional: !site.crawl.emit_unchanged,
     };
     let opened = match state::open_storage(o.state, storage).await {
         Ok(opened) => opened,

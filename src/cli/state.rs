@@ -115,7 +115,7 @@ pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> 
 /// `--recrawl`: a crawl that is done asks for every page it fetched again, each with the
 /// validators of its last answer; one still under way is only resumed, and a new one keeps
 /// its pages' records for the next time.
-async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
+async fn recrawl(store: &EmbeddedStore, who: &str, conditional: bool) -> Result<()> {
     if !store.resumed() {
         return Ok(());
     }
@@ -124,7 +124,7 @@ async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
         say!("{who}--recrawl: the crawl is still under way ({} queued); this run finishes it", stats.queued);
         return Ok(());
     }
-    let r = store.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()))?;
+    let r = store.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()), conditional)?;
     let later = match r.next_due_ms {
         Some(ms) => {
             let at = SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
@@ -138,7 +138,10 @@ async fn recrawl(store: &EmbeddedStore, who: &str) -> Result<()> {
             "{who}--recrawl: no page of this crawl has a record yet (it ran without --recrawl); \
              this run keeps them, the next --recrawl asks for them again"
         ),
-        n => say!("{who}recrawl: {n} pages asked for again, each sent only if it changed{later}"),
+        n if conditional => {
+            say!("{who}recrawl: {n} pages asked for again, each sent only if it changed{later}")
+        }
+        n => say!("{who}recrawl: {n} pages asked for again, whole (emit = \"all\"){later}"),
     }
     Ok(())
 }
@@ -159,6 +162,8 @@ pub struct Storage<'a> {
     pub who: &'a str,
     /// `--recrawl`: once the crawl is done, ask for every page it fetched again.
     pub recrawl: bool,
+    /// With `recrawl`: with the validators each page's last answer carried.
+    pub conditional: bool,
 }
 
 /// An opened storage, and what must be done when the crawl ends.
@@ -209,7 +214,7 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
             store.check_outputs(s.outputs)?;
             announce(&store, s.who, s.max_host_pause).await?;
             if s.recrawl {
-                recrawl(&store, s.who).await?;
+                recrawl(&store, s.who, s.conditional).await?;
             }
             // The store is the frontier, the item journal and the cookie storage.
             Ok(SiteState {

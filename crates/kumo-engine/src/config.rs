@@ -73,6 +73,10 @@ pub struct CrawlConfig {
     /// The time kept pages are recorded as checked at (default: when the engine starts): a
     /// scheduled run gives its start, so the pages it checks fall due together by the next.
     pub checked_at: Option<std::time::SystemTime>,
+    /// A page asked for again that has not changed is parsed and its items written again
+    /// (`emit = "all"`); by default only changed pages are. Such pages must be asked for
+    /// without validators: a `304` has no body to parse.
+    pub emit_unchanged: bool,
     /// Hooks called as the crawl runs ([`crate::Listener`]).
     pub listeners: crate::Listeners,
 }
@@ -107,6 +111,7 @@ impl Default for CrawlConfig {
             keep_pages: false,
             revisit: crate::RevisitPolicy::default(),
             checked_at: None,
+            emit_unchanged: false,
             listeners: crate::Listeners::default(),
         }
     }

@@ -350,7 +350,7 @@ impl ParseStage {
         // those of its last fetch.
         if let Some((was, bytes, interval_ms)) = known {
             let same_body = resp.status.is_success() && hash == Some(was);
-            if status == 304 || same_body {
+            if status == 304 || (same_body && !self.cfg.emit_unchanged) {
                 module.counters.finished(true);
                 let saved = if status == 304 { bytes } else { 0 };
                 // Written again when it holds something new: a same body's validators, or,
@@ -437,9 +437,9 @@ impl ParseStage {
         let shape = (self.cfg.trap_warn_pages != 0 && deep).then(|| crate::traps::shape(&resp.url));
         let page = match hash {
             Some(h) if resp.status.is_success() => {
-                let visit = known.map_or(Visit::First, |(_, _, interval_ms)| Visit::Again {
+                let visit = known.map_or(Visit::First, |(was, _, interval_ms)| Visit::Again {
                     interval: Duration::from_millis(interval_ms),
-                    changed: true,
+                    changed: h != was,
                 });
                 Some(self.page_record(&resp, h, bytes, visit))
             }
@@ -449,6 +449,10 @@ impl ParseStage {
             (None, _) if resp.status.is_success() => Some(Change::New),
             (None, _) => None,
             (Some(_), 404 | 410) => Some(Change::Gone),
+            // Parsed again although the same (`emit_unchanged`).
+            (Some((was, _, _)), _) if resp.status.is_success() && hash == Some(was) => {
+                Some(Change::Unchanged { saved: 0 })
+            }
             (Some(_), _) => Some(Change::Changed),
         };
         let items = analysis.items;

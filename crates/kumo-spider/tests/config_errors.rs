@@ -180,4 +180,7 @@ fn revisit_rules_are_read_and_their_mistakes_placed() {
     assert!(e.message.contains("not a duration"), "{e}");
     let e = err(&format!("{HEAD}[site.revisit]\nadaptive = {{ rate = 0.9 }}\n"));
     assert!(e.message.contains("at most 0.4"), "{e}");
+    let e = err(&format!("{HEAD}[site.revisit]\nemit = \"some\"\n"));
+    assert!(e.message.contains("\"changed\" or \"all\""), "{e}");
+    assert!(ok(&format!("{HEAD}[site.revisit]\nemit = \"all\"\n")).sites[0].crawl.emit_unchanged);
 }

@@ -251,9 +251,10 @@ impl EmbeddedStore {
     /// write (`kumo crawl --recrawl`): each asks with the validators its last answer carried,
     /// and knows the hash of the body it had, so an unchanged page costs a `304` and no
     /// parsing. Only pages due at `now_ms` (ms since the Unix epoch) by their re-visit
-    /// intervals are queued. The saved counters go: the new round's summary counts only its own
-    /// work.
-    pub fn revisit_pages(&self, now_ms: u64) -> Result<Revisits, StoreError> {
+    /// intervals are queued; without validators unless `conditional` (an answer is then always
+    /// a body, for a crawl that writes unchanged pages' items again). The saved counters go:
+    /// the new round's summary counts only its own work.
+    pub fn revisit_pages(&self, now_ms: u64, conditional: bool) -> Result<Revisits, StoreError> {
         let now = Instant::now();
         let mut b = self.batch();
         let mut inner = self.lock();
@@ -281,10 +282,10 @@ impl EmbeddedStore {
             extra.headers.retain(|(n, _)| {
                 !n.eq_ignore_ascii_case("if-none-match") && !n.eq_ignore_ascii_case("if-modified-since")
             });
-            if let Some(etag) = page.etag {
+            if let Some(etag) = page.etag.filter(|_| conditional) {
                 extra.headers.push(("if-none-match".into(), etag.into_bytes()));
             }
-            if let Some(modified) = page.last_modified {
+            if let Some(modified) = page.last_modified.filter(|_| conditional) {
                 extra.headers.push(("if-modified-since".into(), modified.into_bytes()));
             }
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;

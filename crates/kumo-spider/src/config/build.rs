@@ -346,7 +346,7 @@ pub(super) fn site(
     let schedule =
         raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
     if let Some(r) = raw.revisit {
-        crawl.revisit = super::revisit::revisit(lines, &here("revisit"), r)?;
+        (crawl.revisit, crawl.emit_unchanged) = super::revisit::revisit(lines, &here("revisit"), r)?;
     }
     let o = raw.output;
     let output = OutputSpec {

@@ -5,6 +5,8 @@
 //! every = "1d"                                  # pages no rule matches (default: every run)
 //! rules = [{ match = '/news/', every = "1h" }]  # regexes searched in the URL; first match wins
 //! adaptive = { min = "1h", max = "30d", rate = 0.2 }
+//! emit = "changed"                              # or "all": unchanged pages are fetched whole
+//!                                               # and their items written again
 //!              # optional (`adaptive = {}`: these defaults): after each visit the interval
 //!              # shrinks by `rate` if the page changed, grows by it if not, within min..max
 //! ```
@@ -24,6 +26,9 @@ pub(super) struct RawRevisit {
     #[serde(default)]
     pub rules: Vec<Spanned<RawRevisitRule>>,
     pub adaptive: Option<Spanned<RawAdaptive>>,
+    /// "changed" (the default): an unchanged page writes no items; "all": it is fetched whole
+    /// and its items written again.
+    pub emit: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -49,11 +54,12 @@ fn duration(lines: &Lines, field: String, raw: &Spanned<String>) -> Result<Durat
     })
 }
 
+/// The site's re-visit policy, and whether unchanged pages' items are written again.
 pub(super) fn revisit(
     lines: &Lines,
     at: &str,
     raw: Spanned<RawRevisit>,
-) -> Result<RevisitPolicy, SpiderConfigError> {
+) -> Result<(RevisitPolicy, bool), SpiderConfigError> {
     let raw = raw.into_inner();
     let field = |name: &str| format!("{at}.{name}");
     let every =
@@ -90,5 +96,12 @@ pub(super) fn revisit(
             Some(adaptive)
         }
     };
-    Ok(RevisitPolicy { rules, every, adaptive })
+    let emit_unchanged = match raw.emit.as_ref().map(|e| (e.get_ref().as_str(), e.span().start)) {
+        None | Some(("changed", _)) => false,
+        Some(("all", _)) => true,
+        Some((other, at)) => {
+            return Err(lines.error(at, field("emit"), format!("{other:?}: write \"changed\" or \"all\"")));
+        }
+    };
+    Ok((RevisitPolicy { rules, every, adaptive }, emit_unchanged))
 }
