@@ -150,7 +150,8 @@ async fn emit_all_writes_unchanged_pages_items_again() {
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
-    std::fs::write(dir.path().join("shop.toml"), format!("{spider}\n[site.revisit]\nemit = \"all\"\n")).unwrap();
+    std::fs::write(dir.path().join("shop.toml"), format!("{spider}\n[site.revisit]\nemit = \"all\"\n"))
+        .unwrap();
     let args = ["crawl", "shop.toml", "--recrawl", "--summary-json", "summary.json"];
     let out = kumo_in(dir.path(), &args).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -160,12 +161,19 @@ async fn emit_all_writes_unchanged_pages_items_again() {
     let out = kumo_in(dir.path(), &args).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("asked for again, whole (emit = \"all\")"), "{}", stderr(&out));
-    let asked: Vec<_> = server.hits()[before..].iter().filter(|h| h.target != "/robots.txt").cloned().collect();
+    let asked: Vec<_> =
+        server.hits()[before..].iter().filter(|h| h.target != "/robots.txt").cloned().collect();
     assert_eq!(asked.len(), unique);
-    assert!(asked.iter().all(|h| h.if_none_match.is_none() && h.if_modified_since.is_none()), "unconditional");
+    assert!(
+        asked.iter().all(|h| h.if_none_match.is_none() && h.if_modified_since.is_none()),
+        "unconditional"
+    );
     let all = lines(&dir.path().join("products.jsonl"));
     assert_eq!(all.len(), 2 * unique, "every product again");
     let changes = &summary(&dir.path().join("summary.json"))["shop"]["changes"];
-    assert_eq!((changes["changed"].as_u64(), changes["unchanged"].as_u64()), (Some(1), Some(unique as u64 - 1)));
+    assert_eq!(
+        (changes["changed"].as_u64(), changes["unchanged"].as_u64()),
+        (Some(1), Some(unique as u64 - 1))
+    );
     server.shutdown().await;
 }

@@ -215,3 +215,18 @@ async fn adaptive_intervals_shrink_for_changed_pages_and_grow_for_the_rest() {
     assert!(kept.values().filter(|(i, _)| *i == 2_800).count() >= 19, "{kept:?}");
     server.shutdown().await;
 }
+
+/// The example file reads, and a site that never ran says when it will.
+#[tokio::test]
+async fn the_example_schedule_lists_as_new() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = root.join("examples/shop_schedule.toml");
+    let out = kumo_in(dir.path(), &["schedule", "list", file.to_str().unwrap()]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("shop  every 10s  0 of 3") && text.contains("when kumo run starts"), "{text}");
+    let out = kumo_in(dir.path(), &["schedule", "list", "missing.toml"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no spider file or folder missing.toml"), "{}", stderr(&out));
+}

@@ -106,7 +106,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
             let mut engine = Engine::new().with_journal(store.clone());
             let cpu0 = cpu_secs().unwrap_or(0.0);
-            engine.init(cfg, frontier, vec![Box::new(sink)])?;
+            engine.init(cfg, frontier.clone(), vec![Box::new(sink)])?;
             engine.start().await?;
             let again = engine.wait().await?;
             Some((asked, again, cpu_secs().unwrap_or(0.0) - cpu0))
@@ -114,6 +114,8 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         _ => None,
     };
     let _ = child.kill().await;
+    // The store's background work ends with its last handle: only then may its files go.
+    drop((frontier, kept_store));
     if durable {
         let _ = std::fs::remove_dir_all(&state_dir);
     }
@@ -128,8 +130,8 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     println!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0));
     if let Some((asked, again, cpu2)) = &again {
         let c = &again.changes;
-        // The summary's byte count is the crawl's over both runs: this run's is the difference.
-        let bytes = again.bytes.saturating_sub(summary.bytes);
+        // A revisit round's summary counts its own work only.
+        let bytes = again.bytes;
         println!("recrawl:      {asked} pages asked again: {} unchanged, {} changed", c.unchanged, c.changed);
         println!(
             "  elapsed:    {:.2} s ({:.2}× the first crawl's)",

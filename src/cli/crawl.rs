@@ -218,6 +218,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         who: "",
         recrawl: a.recrawl,
         conditional: true,
+        scheduled: false,
     };
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,

@@ -284,6 +284,7 @@ async fn one_run(
         // A run cut short only goes on; a new one asks for every known page again.
         recrawl: !resume,
         file_hash: s.file_hash,
+        scheduled: true,
     };
     let mut site = s.site.clone();
     // The pages it checks count as checked at the run's tick: they fall due by a later one.

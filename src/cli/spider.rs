@@ -62,6 +62,8 @@ pub struct SiteOptions<'a> {
     pub recrawl: bool,
     /// The spider file's hash: workers sharing a crawl must run the same file.
     pub file_hash: u64,
+    /// A run of `kumo run`.
+    pub scheduled: bool,
 }
 
 /// A site ready to run: its job, its opened storage (closed when the run ends), and the
@@ -106,6 +108,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         who: &who,
         recrawl: o.recrawl,
         conditional: !site.crawl.emit_unchanged,
+        scheduled: o.scheduled,
     };
     let opened = match state::open_storage(o.state, storage).await {
         Ok(opened) => opened,
@@ -167,6 +170,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         keep_pages: a.recrawl,
         recrawl: a.recrawl,
         file_hash: file_hash(&file),
+        scheduled: false,
     };
     let mut jobs = Vec::new();
     let mut closers = Vec::new();

@@ -83,16 +83,19 @@ pub fn open_at(a: &StateArgs, path: &Path, politeness: Politeness) -> Result<Opt
 
 /// Says on standard error that a crawl resumes (and from where), and which hosts their
 /// server paused, for how long this run will wait (`max_pause`, the host pause cap) and how
-/// to lift it; `who` prefixes the lines.
-pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration) -> Result<()> {
+/// to lift it; `who` prefixes the lines. `scheduled`: a run of `kumo run`, which says itself
+/// which run it is.
+pub async fn announce(store: &EmbeddedStore, who: &str, max_pause: Duration, scheduled: bool) -> Result<()> {
     if store.resumed() {
         let stats = store.stats().await?;
-        say!(
-            "{who}resuming from {} ({} queued, {} failed; --fresh starts over)",
-            store.dir().display(),
-            stats.queued,
-            stats.failed
-        );
+        if !scheduled {
+            say!(
+                "{who}resuming from {} ({} queued, {} failed; --fresh starts over)",
+                store.dir().display(),
+                stats.queued,
+                stats.failed
+            );
+        }
         for h in store.host_views() {
             let Some(left) = h.paused_for else { continue };
             let waits = left.min(max_pause);
@@ -134,7 +137,8 @@ async fn recrawl(store: &EmbeddedStore, who: &str, conditional: bool) -> Result<
         None => String::new(),
     };
     match r.queued {
-        0 if r.not_due == 0 => say!(
+        0 if r.not_due > 0 => say!("{who}recrawl: no page is due yet{later}"),
+        0 => say!(
             "{who}--recrawl: no page of this crawl has a record yet (it ran without --recrawl); \
              this run keeps them, the next --recrawl asks for them again"
         ),
@@ -164,6 +168,8 @@ pub struct Storage<'a> {
     pub recrawl: bool,
     /// With `recrawl`: with the validators each page's last answer carried.
     pub conditional: bool,
+    /// A run of `kumo run`.
+    pub scheduled: bool,
 }
 
 /// An opened storage, and what must be done when the crawl ends.
@@ -212,7 +218,7 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
     match open_at(a, &s.dir, s.politeness.clone())? {
         Some(store) => {
             store.check_outputs(s.outputs)?;
-            announce(&store, s.who, s.max_host_pause).await?;
+            announce(&store, s.who, s.max_host_pause, s.scheduled).await?;
             if s.recrawl {
                 recrawl(&store, s.who, s.conditional).await?;
             }

@@ -291,11 +291,10 @@ impl EmbeddedStore {
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
             report.queued += 1;
         }
-        if report.queued > 0 {
-            // A new round: its summary counts its own pages, not every round's so far.
-            self.sp.meta.remove(&mut b, COUNTERS);
-            b.commit()?;
-        }
+        // A new round, even one with nothing due: its summary counts its own pages, not every
+        // round's so far.
+        self.sp.meta.remove(&mut b, COUNTERS);
+        b.commit()?;
         Ok(report)
     }
 
