@@ -472,6 +472,21 @@ pub struct CrawlArgs {
     /// No progress bar, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Serve the crawl's metrics and controls on ADDR while it runs (127.0.0.1:9100; port 0
+    /// for any free one): GET /metrics (Prometheus), GET /api/status, POST /api/pause,
+    /// /api/resume, /api/stop (graceful). A non-loopback ADDR needs --listen-token.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: every request must carry `Authorization: Bearer TOKEN` (at least 16
+    /// characters).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "KUMO_LISTEN_TOKEN",
+        hide_env_values = true,
+        requires = "listen"
+    )]
+    pub listen_token: Option<String>,
     /// With a spider file (`kumo crawl FILE.toml`): replaces `{base}` in its seeds.
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,

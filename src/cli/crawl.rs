@@ -245,6 +245,24 @@ async fn crawl(
         EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
         other => other.into(),
     })?;
+    // Listening before the start, so a watcher sees the crawl from its first page.
+    let control = match a.listen {
+        Some(addr) => {
+            let listen = kumo_control::ListenConfig { addr, token: a.listen_token.clone() };
+            let server = kumo_control::ControlServer::start(listen, kumo_control::Control::of(&engine))
+                .await
+                .map_err(|e| match e {
+                    kumo_control::ControlError::Bind { .. } => anyhow::Error::from(e),
+                    other => usage(other.into()),
+                })?;
+            say!(
+                "control: http://{}/ (GET /metrics, /api/status; POST /api/pause, /api/resume, /api/stop)",
+                server.addr()
+            );
+            Some(server)
+        }
+        None => None,
+    };
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
     // few, to say why when nothing at all could be fetched.
@@ -276,6 +294,7 @@ async fn crawl(
     report_cache(cache.as_deref());
     drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
+    drop(control);
     Ok(outcome::of_crawl(&summary, "", durable, a.failure_threshold, &first).into())
 }
 

@@ -97,6 +97,11 @@ impl Stopper {
         Ok(())
     }
 
+    /// The engine's status now.
+    pub fn status(&self) -> Status {
+        self.status.get()
+    }
+
     /// Passes on every stop request sent on `requests` (a signal handler's: graceful, then
     /// maybe now) until its sender goes away. Requests after the run ended are ignored.
     pub async fn follow(self, mut requests: watch::Receiver<Option<StopMode>>) {
@@ -113,6 +118,27 @@ impl Stopper {
     }
 }
 
+/// Pauses and resumes a running engine from anywhere: paused, it hands out no new request;
+/// what is in flight finishes and is committed. A pause outlives a stop and a new start.
+#[derive(Debug, Clone)]
+pub struct Pauser {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl Pauser {
+    pub fn pause(&self) {
+        self.tx.send_replace(true);
+    }
+
+    pub fn resume(&self) {
+        self.tx.send_replace(false);
+    }
+
+    pub fn is_paused(&self) -> bool {
+        *self.tx.borrow()
+    }
+}
+
 /// The crawl engine (the seeds' scheduler).
 pub struct Engine {
     status: Arc<StatusCell>,
@@ -120,6 +146,9 @@ pub struct Engine {
     parts: Option<Parts>,
     error_rx: Option<mpsc::Receiver<CrawlError>>,
     stop_tx: Arc<watch::Sender<Option<StopMode>>>,
+    pause_tx: Arc<watch::Sender<bool>>,
+    /// The summary so far, published while the run goes on, and the last one after it.
+    live_tx: Arc<watch::Sender<Option<Arc<Summary>>>>,
     running: Option<JoinHandle<(Parts, Summary)>>,
     registrar: Option<Arc<Registrar>>,
     journal: Option<Arc<dyn ItemJournal>>,
@@ -144,6 +173,8 @@ impl Engine {
             parts: None,
             error_rx: None,
             stop_tx: Arc::new(stop_tx),
+            pause_tx: Arc::new(watch::channel(false).0),
+            live_tx: Arc::new(watch::channel(None).0),
             running: None,
             registrar: None,
             journal: None,
@@ -319,6 +350,16 @@ impl Engine {
         Stopper { status: self.status.clone(), tx: self.stop_tx.clone() }
     }
 
+    pub fn pauser(&self) -> Pauser {
+        Pauser { tx: self.pause_tx.clone() }
+    }
+
+    /// The summary so far: published twice a second while the run goes on (while someone
+    /// watches), and the final one when it ends. `None` before the first.
+    pub fn live(&self) -> watch::Receiver<Option<Arc<Summary>>> {
+        self.live_tx.subscribe()
+    }
+
     /// Queues the seeds and starts the stages. A stopped engine resumes from its frontier.
     pub async fn start(&mut self) -> Result<(), EngineError> {
         let from = self.status.begin(Status::Starting)?;
@@ -342,14 +383,17 @@ impl Engine {
         }
         self.stop_tx.send_replace(None);
         let stop_rx = self.stop_tx.subscribe();
+        let watch = crate::run::Watchers { pause: self.pause_tx.subscribe(), live: self.live_tx.clone() };
         let status = self.status.clone();
         // Started before the run exists: a run that ends at once must not have its
         // `stopped` overwritten.
         self.status.set(Status::Started);
         self.running = Some(tokio::spawn(async move {
             let mut parts = parts;
-            let summary = run(&mut parts, stop_rx, skips).await;
+            let live = watch.live.clone();
+            let summary = run(&mut parts, stop_rx, watch, skips).await;
             status.set(Status::Stopped);
+            live.send_replace(Some(Arc::new(summary.clone())));
             (parts, summary)
         }));
         Ok(())

@@ -39,7 +39,7 @@ mod writer;
 
 pub use analyze::{Analysis, Analyzer, PageAnalyzer};
 pub use config::{ConfigError, CrawlConfig};
-pub use engine::{Engine, EngineError, StopMode, Stopper};
+pub use engine::{Engine, EngineError, Pauser, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};
 pub use listener::{Listener, Listeners};
 pub use registrar::{DownloaderLoad, Registrar, RegistrarError, ScoreFn};

@@ -157,12 +157,27 @@ pub(crate) async fn seed(
     Ok(())
 }
 
+/// What those outside the run see and steer besides stopping it: a pause, and the summary
+/// so far.
+pub(crate) struct Watchers {
+    pub pause: watch::Receiver<bool>,
+    pub live: Arc<watch::Sender<Option<Arc<Summary>>>>,
+}
+
+/// How often the summary so far is published while someone watches.
+const LIVE_EVERY: Duration = Duration::from_millis(500);
+
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
     parts: &mut Parts,
     mut stop_rx: watch::Receiver<Option<StopMode>>,
+    watchers: Watchers,
     mut tally_skips: BTreeMap<SkipReason, u64>,
 ) -> Summary {
+    let Watchers { pause: mut pause_rx, live } = watchers;
+    // A pause sender gone (its engine dropped) leaves the run unpaused, not spinning.
+    let mut pause_open = true;
+    let mut next_live = tokio::time::Instant::now();
     let started = Instant::now();
     let cfg = parts.cfg.clone();
     let concurrency = cfg.concurrency;
@@ -241,6 +256,14 @@ pub(crate) async fn run(
     let mut committer = Committer::default();
 
     loop {
+        let paused = *pause_rx.borrow_and_update();
+        let watched = live.receiver_count() > 0;
+        if watched && tokio::time::Instant::now() >= next_live {
+            let frontier_stats = frontier.stats().await.unwrap_or_default();
+            let s = summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Started, None);
+            live.send_replace(Some(Arc::new(s)));
+            next_live = tokio::time::Instant::now() + LIVE_EVERY;
+        }
         match *stop_rx.borrow_and_update() {
             Some(StopMode::Now) => {
                 cause = Some(StopCause::StoppedNow);
@@ -281,7 +304,7 @@ pub(crate) async fn run(
             slots.min(usize::try_from(left).unwrap_or(usize::MAX))
         };
         let want = room(in_flight, pages_done);
-        if !stopping && want > 0 {
+        if !stopping && !paused && want > 0 {
             match frontier.lease(want).await {
                 Ok(leases) => {
                     for l in leases {
@@ -326,8 +349,9 @@ pub(crate) async fn run(
             cause.get_or_insert(StopCause::Drained);
             break;
         }
-        // With no lease allowed (slots or budget full), only a result can change that.
-        let can_lease = room(in_flight, pages_done) > 0;
+        // With no lease allowed (slots or budget full, or paused), only a result (or the end of
+        // the pause) can change that.
+        let can_lease = room(in_flight, pages_done) > 0 && !paused;
         let wake = match readiness {
             Readiness::At(t) if can_lease => {
                 // A shared frontier may get work from elsewhere before `t`: look again sooner.
@@ -375,6 +399,8 @@ pub(crate) async fn run(
             changed = stop_rx.changed() => {
                 if changed.is_err() { stopping = true; cause.get_or_insert(StopCause::Stopped); }
             }
+            changed = pause_rx.changed(), if pause_open => pause_open = changed.is_ok(),
+            _ = tokio::time::sleep_until(next_live), if watched => {}
             // Seen at the top of the loop; the pipeline task outlives the loop, so its sender
             // does not go away before.
             _ = broken_rx.changed(), if !stopping => {}
@@ -431,9 +457,30 @@ pub(crate) async fn run(
     if cookie_save_errors > 0 {
         tally.errors_of(Stage::Downloader, ErrorKind::Storage, cookie_save_errors);
     }
+    let mut summary =
+        summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Stopped, cause);
+    summary.stop_error = stop_error;
+    summary.items_unwritten = written.unwritten;
+    summary.modules.pipelines = vec![pipeline_summary];
+    cfg.listeners.finish(&summary);
+    summary
+}
+
+/// The summary of the run so far (`status` `started`, while it goes on) or at its end; what
+/// only the end knows (the pipeline's module, what failed to be written) is left empty.
+fn summary_of(
+    parts: &Parts,
+    tally: &Tally,
+    started: Instant,
+    pages_at_start: u64,
+    frontier: FrontierStats,
+    status: Status,
+    cause: Option<StopCause>,
+) -> Summary {
     let elapsed = started.elapsed().as_secs_f64();
-    let summary = Summary {
-        status: Status::Stopped,
+    let cfg = &parts.cfg;
+    Summary {
+        status,
         stopped_by: cause.unwrap_or(StopCause::Drained),
         seeds: cfg.seeds.iter().map(|u| u.to_string()).collect(),
         elapsed_secs: elapsed,
@@ -442,16 +489,16 @@ pub(crate) async fn run(
         pages_per_sec: if elapsed > 0.0 { (tally.pages - pages_at_start) as f64 / elapsed } else { 0.0 },
         bytes: tally.bytes,
         items: tally.items,
-        by_status: tally.by_status,
-        skipped: tally.skipped,
-        errors: tally.errors,
+        by_status: tally.by_status.clone(),
+        skipped: tally.skipped.clone(),
+        errors: tally.errors.clone(),
         errors_dropped: parts.errors.dropped(),
         retries: tally.retries,
         failed: tally.failed,
         done: tally.done,
-        stop_error,
-        items_unwritten: written.unwritten,
-        frontier: frontier_stats,
+        stop_error: None,
+        items_unwritten: 0,
+        frontier,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         trap_warnings: parts.traps.lock().unwrap_or_else(|e| e.into_inner()).warnings(),
         changes: tally.changes,
@@ -466,9 +513,7 @@ pub(crate) async fn run(
                     extra: serde_json::Value::Null,
                 })
                 .collect(),
-            pipelines: vec![pipeline_summary],
+            pipelines: Vec::new(),
         },
-    };
-    cfg.listeners.finish(&summary);
-    summary
+    }
 }

@@ -1,0 +1,48 @@
+//! The control server of a running crawl (`kumo crawl --listen ADDR`): Prometheus metrics
+//! (`/metrics`), its status (`/api/status`) and the verbs that steer it (`POST /api/pause`,
+//! `/api/resume`, `/api/stop`).
+//!
+//! Handlers never touch the frontier or wait on the scheduler: they read the summary the
+//! engine publishes twice a second and the progress counters, and they send requests through
+//! the engine's [`Pauser`] and [`Stopper`], which the scheduler reads between its steps.
+//!
+//! Guarded against other web pages (a browser reaches loopback too): the `Host` header must
+//! name the server's own address, control verbs are `POST` only, and no CORS header is sent.
+//! A non-loopback address needs a token, which every request must then carry
+//! (`Authorization: Bearer …`, compared in constant time).
+
+mod auth;
+mod error;
+mod metrics;
+mod server;
+
+use std::sync::Arc;
+
+use kumo_engine::{Pauser, Progress, Stopper, Summary};
+use tokio::sync::watch;
+
+pub use error::ControlError;
+pub use metrics::render as render_metrics;
+pub use server::{ControlServer, ListenConfig};
+
+/// What the server reads and steers: one running engine.
+#[derive(Clone)]
+pub struct Control {
+    pub stopper: Stopper,
+    pub pauser: Pauser,
+    /// The engine's summary as of its last publication (`None` before its run starts).
+    pub live: watch::Receiver<Option<Arc<Summary>>>,
+    pub progress: Arc<Progress>,
+}
+
+impl Control {
+    /// The controls of `engine` (initialized).
+    pub fn of(engine: &kumo_engine::Engine) -> Self {
+        Control {
+            stopper: engine.stopper(),
+            pauser: engine.pauser(),
+            live: engine.live(),
+            progress: engine.progress(),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The control server against a real crawl of the test site: its metrics parse as Prometheus
+//! text, rise while it runs and end at the summary's numbers; pause quiets the site, resume
+//! goes on, stop ends the crawl gracefully; the guard refuses forged hosts and bad tokens.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kumo_control::{Control, ControlError, ControlServer, ListenConfig};
+use kumo_core::Url;
+use kumo_engine::{CrawlConfig, Engine, StopCause};
+use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
+use kumo_pipeline::CollectSink;
+use kumo_testsite::{ServerBuilder, SiteConfig, TestServer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One HTTP/1.1 request to the server; its status and body.
+async fn call(addr: SocketAddr, method: &str, path: &str, host: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    call(addr, "GET", path, &addr.to_string(), None).await
+}
+
+async fn post(addr: SocketAddr, path: &str) -> (u16, String) {
+    call(addr, "POST", path, &addr.to_string(), None).await
+}
+
+/// A value of a metric without labels, from Prometheus text.
+fn value(text: &str, name: &str) -> f64 {
+    let scrape =
+        prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("Prometheus text");
+    let sample =
+        scrape.samples.iter().find(|s| s.metric == name).unwrap_or_else(|| panic!("no {name} in\n{text}"));
+    match sample.value {
+        prometheus_parse::Value::Counter(v)
+        | prometheus_parse::Value::Gauge(v)
+        | prometheus_parse::Value::Untyped(v) => v,
+        ref other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// A crawl of `pages` pages, one request at a time `delay` apart, with its control server.
+async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, ControlServer) {
+    let server = ServerBuilder::new()
+        .synthetic(SiteConfig { pages, page_bytes: 1_000, ..SiteConfig::default() })
+        .start()
+        .await
+        .unwrap();
+    let politeness =
+        Politeness { default: HostPolicy { parallelism: 1, delay, ..Default::default() }, rules: vec![] };
+    let cfg = CrawlConfig {
+        seeds: vec![Url::parse(&server.url("/index.html")).unwrap()],
+        concurrency: 4,
+        politeness: politeness.clone(),
+        ..Default::default()
+    };
+    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
+    let mut engine = Engine::new();
+    engine.init(cfg, frontier, vec![Box::new(CollectSink::new())]).unwrap();
+    let listen = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None };
+    let control = ControlServer::start(listen, Control::of(&engine)).await.unwrap();
+    engine.start().await.unwrap();
+    (server, engine, control)
+}
+
+/// Waits (bounded) until `f` holds, looking every 20 ms.
+async fn until(what: &str, limit: Duration, mut f: impl AsyncFnMut() -> bool) {
+    let start = Instant::now();
+    while !f().await {
+        assert!(start.elapsed() < limit, "gave up waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
+    let (server, mut engine, control) = slow_crawl(60, Duration::from_millis(10)).await;
+    let addr = control.addr();
+    let mut last = 0.0;
+    until("pages in the metrics", Duration::from_secs(20), async || {
+        let (status, body) = get(addr, "/metrics").await;
+        if status != 200 {
+            return false;
+        }
+        let pages = value(&body, "kumo_pages_total");
+        assert!(pages >= last, "kumo_pages_total went back from {last} to {pages}");
+        last = pages;
+        pages >= 10.0
+    })
+    .await;
+    let (_, body) = get(addr, "/metrics").await;
+    assert!(body.contains("# TYPE kumo_pages_total counter"), "{body}");
+    assert!(body.contains("kumo_responses_total{status=\"200\"}"), "{body}");
+    assert!(body.contains("kumo_module_calls_total{module=\"D1\",step=\"called\"}"), "{body}");
+    let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    let (_, body) = get(addr, "/metrics").await;
+    assert_eq!(value(&body, "kumo_pages_total"), summary.pages as f64, "the end matches the summary");
+    assert_eq!(value(&body, "kumo_body_bytes_total"), summary.bytes as f64);
+    assert_eq!(value(&body, "kumo_queued"), 0.0);
+    let (status, json) = get(addr, "/api/status").await;
+    assert_eq!(status, 200);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!((j["state"].as_str(), j["summary"]["pages"].as_u64()), (Some("stopped"), Some(summary.pages)));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_quiets_the_site_resume_goes_on_and_stop_ends_gracefully() {
+    let (server, mut engine, control) = slow_crawl(200, Duration::from_millis(20)).await;
+    let addr = control.addr();
+    until("a few pages", Duration::from_secs(20), async || server.hit_count() >= 10).await;
+    assert_eq!(post(addr, "/api/pause").await.0, 200);
+    // What was in flight (one request at a time here) ends; then nothing more is asked.
+    until("the pause to show", Duration::from_secs(10), async || {
+        get(addr, "/api/status").await.1.contains("\"state\":\"paused\"")
+    })
+    .await;
+    let settled = server.hit_count();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let paused_at = server.hit_count();
+    assert!(paused_at <= settled + 1, "at most the request in flight: {settled} then {paused_at}");
+    // A second of quiet: the crawl would have asked for some 40 pages in it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(server.hit_count(), paused_at, "no request while paused");
+    let (_, body) = get(addr, "/metrics").await;
+    assert_eq!(value(&body, "kumo_paused"), 1.0);
+
+    assert_eq!(post(addr, "/api/resume").await.0, 200);
+    until("requests again", Duration::from_secs(10), async || server.hit_count() > paused_at + 5).await;
+    assert_eq!(post(addr, "/api/stop").await.0, 200);
+    let summary = tokio::time::timeout(Duration::from_secs(30), engine.wait()).await.unwrap().unwrap();
+    assert_eq!(summary.stopped_by, StopCause::Stopped);
+    assert!(summary.frontier.queued > 0, "stopped before the end: {} queued", summary.frontier.queued);
+    // Only POST steers it.
+    assert_eq!(get(addr, "/api/pause").await.0, 405);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn forged_hosts_missing_tokens_and_open_binds_are_refused() {
+    let engine = Engine::new();
+    let open = ListenConfig { addr: "0.0.0.0:0".parse().unwrap(), token: None };
+    let e = ControlServer::start(open, Control::of(&engine)).await.unwrap_err();
+    assert!(matches!(e, ControlError::TokenRequired { .. }), "{e}");
+    assert!(e.to_string().contains("--listen-token"), "{e}");
+    let weak = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some("short".into()) };
+    assert!(matches!(ControlServer::start(weak, Control::of(&engine)).await, Err(ControlError::WeakToken)));
+
+    let token = "a-token-of-32-characters-exactly";
+    let cfg = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some(token.into()) };
+    let server = ControlServer::start(cfg, Control::of(&engine)).await.unwrap();
+    let addr = server.addr();
+    let here = addr.to_string();
+    assert_eq!(call(addr, "GET", "/metrics", &here, None).await.0, 401, "no token");
+    assert_eq!(call(addr, "GET", "/metrics", &here, Some("a-token-of-32-characters-exactlY")).await.0, 401);
+    let evil = format!("evil.example:{}", addr.port());
+    assert_eq!(call(addr, "GET", "/metrics", &evil, Some(token)).await.0, 421, "DNS rebinding");
+    // Not started: nothing to tell yet, but the request got through.
+    assert_eq!(call(addr, "GET", "/metrics", &here, Some(token)).await.0, 503);
+    assert_eq!(call(addr, "GET", "/etc/passwd", &here, Some(token)).await.0, 404);
+    assert_eq!(call(addr, "POST", "/api/stop", &here, Some(token)).await.0, 409, "nothing running to stop");
+}

@@ -1,0 +1,81 @@
+//! `kumo crawl --listen`: the running crawl's metrics and controls over HTTP. A stop through
+//! the API ends the crawl gracefully (exit 3) and the same command resumes it; an open bind
+//! without a token is refused before anything is crawled.
+
+mod common;
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use common::{Watched, kumo_in, stderr, wait_until};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn call(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_stopped_through_the_api_resumes_with_every_page_once() {
+    let (server, truth) = common::small_site(100).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let args = [
+        "crawl",
+        url.as_str(),
+        "-o",
+        "pages.jsonl",
+        "--state",
+        "st",
+        "--no-progress",
+        "--per-host",
+        "1",
+        "--delay-ms",
+        "20",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let crawl = Watched::spawn(dir.path(), &args);
+    wait_until(Duration::from_secs(20), "the control address", || {
+        crawl.stderr().contains("control: http://")
+    })
+    .await;
+    let err = crawl.stderr();
+    let addr: SocketAddr =
+        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+    wait_until(Duration::from_secs(20), "a few pages", || server.hit_count() >= 10).await;
+    let (status, metrics) = call(addr, "GET", "/metrics").await;
+    assert_eq!(status, 200, "{metrics}");
+    assert!(metrics.contains("kumo_pages_total "), "{metrics}");
+    assert_eq!(call(addr, "POST", "/api/stop").await.0, 200);
+    let (status, err) = crawl.finish().await;
+    assert_eq!(status.code(), Some(3), "{err}");
+
+    let out = kumo_in(dir.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap();
+    let urls: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["url"].as_str().unwrap().to_string())
+        .collect();
+    let unique: HashSet<&String> = urls.iter().collect();
+    assert_eq!((urls.len(), unique.len()), (truth.unique_urls, truth.unique_urls), "every page exactly once");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_open_bind_without_a_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        kumo_in(dir.path(), &["crawl", "http://127.0.0.1:9/", "--memory", "--listen", "0.0.0.0:0"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is not a loopback address"), "{}", stderr(&out));
+}
