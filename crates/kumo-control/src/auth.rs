@@ -29,8 +29,13 @@ impl Guard {
         Guard { hosts, token }
     }
 
-    /// Why a request with `headers` is refused, if it is.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, &'static str)> {
+    /// Why a request with `headers` (and, for the status page, `query_token`) is refused, if
+    /// it is.
+    pub fn check(
+        &self,
+        headers: &HeaderMap,
+        query_token: Option<&str>,
+    ) -> Result<(), (StatusCode, &'static str)> {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if let Some(hosts) = &self.hosts
             && !hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
@@ -42,6 +47,7 @@ impl Guard {
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
+            .or(query_token)
             .unwrap_or("");
         if same(given.as_bytes(), token.as_bytes()) {
             Ok(())
@@ -76,19 +82,19 @@ mod tests {
     #[test]
     fn the_host_must_name_the_server_and_the_token_must_match() {
         let g = Guard::new("127.0.0.1:9000".parse().unwrap(), None);
-        assert!(g.check(&headers("127.0.0.1:9000", None)).is_ok());
-        assert!(g.check(&headers("localhost:9000", None)).is_ok());
+        assert!(g.check(&headers("127.0.0.1:9000", None), None).is_ok());
+        assert!(g.check(&headers("localhost:9000", None), None).is_ok());
         assert_eq!(
-            g.check(&headers("evil.example:9000", None)).unwrap_err().0,
+            g.check(&headers("evil.example:9000", None), None).unwrap_err().0,
             StatusCode::MISDIRECTED_REQUEST
         );
         let g = Guard::new("0.0.0.0:9000".parse().unwrap(), Some("0123456789abcdef".into()));
-        assert!(g.check(&headers("10.1.2.3:9000", Some("Bearer 0123456789abcdef"))).is_ok());
+        assert!(g.check(&headers("10.1.2.3:9000", Some("Bearer 0123456789abcdef")), None).is_ok());
         assert_eq!(
-            g.check(&headers("0.0.0.0:9000", Some("Bearer 0123456789abcdeX"))).unwrap_err().0,
+            g.check(&headers("0.0.0.0:9000", Some("Bearer 0123456789abcdeX")), None).unwrap_err().0,
             StatusCode::UNAUTHORIZED
         );
-        assert_eq!(g.check(&headers("0.0.0.0:9000", None)).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        assert_eq!(g.check(&headers("0.0.0.0:9000", None), None).unwrap_err().0, StatusCode::UNAUTHORIZED);
         assert!(!same(b"abc", b"abcd"));
     }
 }

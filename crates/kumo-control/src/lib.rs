@@ -1,6 +1,7 @@
 //! The control server of a running crawl (`kumo crawl --listen ADDR`): Prometheus metrics
-//! (`/metrics`), its status (`/api/status`) and the verbs that steer it (`POST /api/pause`,
-//! `/api/resume`, `/api/stop`).
+//! (`/metrics`), its status (`/api/status`: the summary so far, the busiest hosts, the last
+//! failures; `/api/failures`), the verbs that steer it (`POST /api/pause`, `/api/resume`,
+//! `/api/stop`), and a status page (`/`: one self-contained file, no CDN, polling the API).
 //!
 //! Handlers never touch the frontier or wait on the scheduler: they read the summary the
 //! engine publishes twice a second and the progress counters, and they send requests through
@@ -18,7 +19,7 @@ mod server;
 
 use std::sync::Arc;
 
-use kumo_engine::{Pauser, Progress, Stopper, Summary};
+use kumo_engine::{Live, Pauser, Progress, Stopper};
 use tokio::sync::watch;
 
 pub use error::ControlError;
@@ -30,8 +31,9 @@ pub use server::{ControlServer, ListenConfig};
 pub struct Control {
     pub stopper: Stopper,
     pub pauser: Pauser,
-    /// The engine's summary as of its last publication (`None` before its run starts).
-    pub live: watch::Receiver<Option<Arc<Summary>>>,
+    /// The engine's summary, busiest hosts and last failures as of its last publication
+    /// (`None` before its run starts).
+    pub live: watch::Receiver<Option<Arc<Live>>>,
     pub progress: Arc<Progress>,
 }
 

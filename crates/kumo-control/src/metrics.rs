@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use kumo_engine::{Progress, Summary};
+use kumo_engine::{Live, Progress};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 /// One scrape's numbers.
 #[derive(Debug)]
 struct Snapshot {
-    summary: std::sync::Arc<Summary>,
+    live: std::sync::Arc<Live>,
     in_flight: u64,
     paused: bool,
 }
@@ -51,7 +51,7 @@ fn int(n: impl TryInto<i64>) -> i64 {
 
 impl Collector for Snapshot {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let s = &self.summary;
+        let s = &self.live.summary;
         plain_counter(
             &mut e,
             "kumo_pages",
@@ -153,10 +153,10 @@ impl Collector for Snapshot {
 }
 
 /// The metrics of one engine, in the Prometheus text format.
-pub fn render(summary: std::sync::Arc<Summary>, progress: &Progress, paused: bool) -> String {
+pub fn render(live: std::sync::Arc<Live>, progress: &Progress, paused: bool) -> String {
     let mut registry = Registry::default();
     let in_flight = progress.in_flight.load(Ordering::Relaxed);
-    registry.register_collector(Box::new(Snapshot { summary, in_flight, paused }));
+    registry.register_collector(Box::new(Snapshot { live, in_flight, paused }));
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);

@@ -47,7 +47,9 @@ impl ControlServer {
         let addr = listener.local_addr().map_err(|error| ControlError::Bind { addr: cfg.addr, error })?;
         let guard = Guard::new(addr, cfg.token);
         let app = Router::new()
+            .route("/", get(page))
             .route("/metrics", get(metrics))
+            .route("/api/failures", get(failures))
             .route("/api/status", get(status))
             .route("/api/pause", post(pause))
             .route("/api/resume", post(resume))
@@ -76,7 +78,13 @@ impl Drop for ControlServer {
 
 /// Refuses what the guard refuses, before any handler runs.
 async fn check(State(guard): State<Guard>, req: Request, next: Next) -> Response {
-    match guard.check(req.headers()) {
+    // The page itself may carry the token in its address (a browser cannot add a header to
+    // what it navigates to); the page's script sends it as a header from then on.
+    let query_token = (req.uri().path() == "/")
+        .then(|| req.uri().query())
+        .flatten()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
+    match guard.check(req.headers(), query_token) {
         Ok(()) => next.run(req).await,
         Err((status, why)) => (status, why).into_response(),
     }
@@ -88,30 +96,46 @@ fn not_yet() -> Response {
 }
 
 async fn metrics(State(c): State<Control>) -> Response {
-    let Some(summary) = c.live.borrow().clone() else { return not_yet() };
-    let body = crate::metrics::render(summary, &c.progress, c.pauser.is_paused());
+    let Some(live) = c.live.borrow().clone() else { return not_yet() };
+    let body = crate::metrics::render(live, &c.progress, c.pauser.is_paused());
     let mut resp = body.into_response();
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
     resp
 }
 
+/// The status page: one file, its script and style inline.
+async fn page() -> Response {
+    let mut resp = include_str!("status.html").into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    resp
+}
+
+async fn failures(State(c): State<Control>) -> Response {
+    let Some(live) = c.live.borrow().clone() else { return not_yet() };
+    Json(json!({ "recent": live.recent_failures, "total": live.summary.failed })).into_response()
+}
+
 async fn status(State(c): State<Control>) -> Response {
-    let Some(summary) = c.live.borrow().clone() else { return not_yet() };
+    let Some(live) = c.live.borrow().clone() else { return not_yet() };
     let paused = c.pauser.is_paused();
     let state = match c.stopper.status() {
         kumo_engine::Status::Started if paused => "paused".to_string(),
         kumo_engine::Status::Started => "running".to_string(),
         other => other.to_string(),
     };
-    let mut summary = serde_json::to_value(&*summary).unwrap_or_default();
+    let mut summary = serde_json::to_value(&live.summary).unwrap_or_default();
     if let Some(s) = summary.as_object_mut()
         && s.get("status").and_then(|v| v.as_str()) == Some("started")
     {
         // Nothing has stopped it yet.
         s.remove("stopped_by");
     }
-    Json(json!({ "state": state, "paused": paused, "summary": summary })).into_response()
+    let body = json!({
+        "state": state, "paused": paused, "summary": summary,
+        "hosts": live.hosts, "recent_failures": live.recent_failures,
+    });
+    Json(body).into_response()
 }
 
 async fn pause(State(c): State<Control>) -> Json<serde_json::Value> {

@@ -11,7 +11,7 @@ use kumo_core::Url;
 use kumo_engine::{CrawlConfig, Engine, StopCause};
 use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
 use kumo_pipeline::CollectSink;
-use kumo_testsite::{ServerBuilder, SiteConfig, TestServer};
+use kumo_testsite::{Fixture, ServerBuilder, SiteConfig, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// One HTTP/1.1 request to the server; its status and body.
@@ -52,19 +52,25 @@ fn value(text: &str, name: &str) -> f64 {
     }
 }
 
-/// A crawl of `pages` pages, one request at a time `delay` apart, with its control server.
+/// A crawl of `pages` pages, one request at a time `delay` apart, with its control server;
+/// its second seed, `/broken`, answers 500 and fails for good.
 async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, ControlServer) {
     let server = ServerBuilder::new()
         .synthetic(SiteConfig { pages, page_bytes: 1_000, ..SiteConfig::default() })
+        .fixture("/broken", Fixture::status(500, "down"))
         .start()
         .await
         .unwrap();
     let politeness =
         Politeness { default: HostPolicy { parallelism: 1, delay, ..Default::default() }, rules: vec![] };
     let cfg = CrawlConfig {
-        seeds: vec![Url::parse(&server.url("/index.html")).unwrap()],
+        seeds: vec![
+            Url::parse(&server.url("/index.html")).unwrap(),
+            Url::parse(&server.url("/broken")).unwrap(),
+        ],
         concurrency: 4,
         politeness: politeness.clone(),
+        retry_backoff: Duration::from_millis(5),
         ..Default::default()
     };
     let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
@@ -114,6 +120,17 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     assert_eq!(status, 200);
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!((j["state"].as_str(), j["summary"]["pages"].as_u64()), (Some("stopped"), Some(summary.pages)));
+    assert_eq!(j["hosts"][0]["host"].as_str(), Some(server.addr().to_string().as_str()), "{}", j["hosts"]);
+    let (_, json) = get(addr, "/api/failures").await;
+    let f: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(f["total"], 1, "{f}");
+    assert_eq!(f["recent"][0]["url"].as_str(), Some(server.url("/broken").as_str()), "{f}");
+    assert_eq!(f["recent"][0]["last_status"], 500, "{f}");
+    // The status page: one file that polls the API.
+    let (status, html) = get(addr, "/").await;
+    assert_eq!(status, 200);
+    assert!(html.contains("fetch(\"/api/status\"") && html.contains("id=\"pause\""), "{html}");
+    assert!(!html.contains("http://") && !html.contains("https://"), "nothing from elsewhere");
     server.shutdown().await;
 }
 
@@ -171,5 +188,9 @@ async fn forged_hosts_missing_tokens_and_open_binds_are_refused() {
     // Not started: nothing to tell yet, but the request got through.
     assert_eq!(call(addr, "GET", "/metrics", &here, Some(token)).await.0, 503);
     assert_eq!(call(addr, "GET", "/etc/passwd", &here, Some(token)).await.0, 404);
+    // The page may carry the token in its address; nothing else may.
+    assert_eq!(call(addr, "GET", &format!("/?token={token}"), &here, None).await.0, 200);
+    assert_eq!(call(addr, "GET", "/?token=wrong", &here, None).await.0, 401);
+    assert_eq!(call(addr, "GET", &format!("/metrics?token={token}"), &here, None).await.0, 401);
     assert_eq!(call(addr, "POST", "/api/stop", &here, Some(token)).await.0, 409, "nothing running to stop");
 }

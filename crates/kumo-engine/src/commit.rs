@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use kumo_core::SkipReason;
-use kumo_frontier::{Commit, Frontier, FrontierError};
+use kumo_frontier::{Commit, Completion, Frontier, FrontierError};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -47,6 +47,14 @@ impl Committer {
         item_tx: &mpsc::Sender<ItemBatch>,
     ) {
         let prepared = prepare(parts, results, tally).await;
+        {
+            let mut recent = parts.recent_failures.lock().unwrap_or_else(|e| e.into_inner());
+            for c in &prepared.completions {
+                if let Completion::Failed { failure, .. } = c {
+                    recent.note(failure);
+                }
+            }
+        }
         self.finish(parts, tally).await;
         // Saved with the commit: everything counted so far, with what it finds seen.
         let snapshot = tally.clone();

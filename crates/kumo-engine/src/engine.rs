@@ -148,7 +148,7 @@ pub struct Engine {
     stop_tx: Arc<watch::Sender<Option<StopMode>>>,
     pause_tx: Arc<watch::Sender<bool>>,
     /// The summary so far, published while the run goes on, and the last one after it.
-    live_tx: Arc<watch::Sender<Option<Arc<Summary>>>>,
+    live_tx: Arc<watch::Sender<Option<Arc<crate::Live>>>>,
     running: Option<JoinHandle<(Parts, Summary)>>,
     registrar: Option<Arc<Registrar>>,
     journal: Option<Arc<dyn ItemJournal>>,
@@ -324,6 +324,7 @@ impl Engine {
             status: self.status.clone(),
             throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
             traps: std::sync::Mutex::new(TrapWatch::new(trap_warn_pages)),
+            recent_failures: std::sync::Mutex::default(),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);
@@ -354,9 +355,10 @@ impl Engine {
         Pauser { tx: self.pause_tx.clone() }
     }
 
-    /// The summary so far: published twice a second while the run goes on (while someone
-    /// watches), and the final one when it ends. `None` before the first.
-    pub fn live(&self) -> watch::Receiver<Option<Arc<Summary>>> {
+    /// The summary so far, the busiest hosts and the last failures: published twice a second
+    /// while the run goes on (while someone watches), and the final ones when it ends. `None`
+    /// before the first.
+    pub fn live(&self) -> watch::Receiver<Option<Arc<crate::Live>>> {
         self.live_tx.subscribe()
     }
 
@@ -393,7 +395,8 @@ impl Engine {
             let live = watch.live.clone();
             let summary = run(&mut parts, stop_rx, watch, skips).await;
             status.set(Status::Stopped);
-            live.send_replace(Some(Arc::new(summary.clone())));
+            let hosts = crate::live::busiest(parts.frontier.hosts().await.unwrap_or_default());
+            live.send_replace(Some(Arc::new(parts.live(summary.clone(), hosts))));
             (parts, summary)
         }));
         Ok(())

@@ -31,6 +31,7 @@ use tokio::task::JoinSet;
 use crate::analyze::Analyzer;
 use crate::commit::{self, Committer};
 use crate::group::Group;
+use crate::live::{Live, LiveHost};
 use crate::registrar::Registrar;
 use crate::results::{ItemBatch, Tally, storage_error};
 use crate::robots::RobotsCache;
@@ -64,6 +65,8 @@ pub(crate) struct Parts {
     /// Fetched pages by URL shape, for the spider-trap warning. Only the scheduler touches
     /// it; a mutex only so `Parts` is `Sync`.
     pub traps: std::sync::Mutex<TrapWatch>,
+    /// The last failures committed, for those watching. Only the scheduler writes it.
+    pub recent_failures: std::sync::Mutex<crate::live::RecentFailures>,
 }
 
 impl Parts {
@@ -161,11 +164,21 @@ pub(crate) async fn seed(
 /// so far.
 pub(crate) struct Watchers {
     pub pause: watch::Receiver<bool>,
-    pub live: Arc<watch::Sender<Option<Arc<Summary>>>>,
+    pub live: Arc<watch::Sender<Option<Arc<Live>>>>,
 }
 
 /// How often the summary so far is published while someone watches.
 const LIVE_EVERY: Duration = Duration::from_millis(500);
+/// How often the hosts are listed for it (a listing walks every host).
+const LIVE_HOSTS_EVERY: Duration = Duration::from_secs(2);
+
+impl Parts {
+    /// What those watching see now: `summary`, the hosts as last listed, the last failures.
+    pub fn live(&self, summary: Summary, hosts: Vec<LiveHost>) -> Live {
+        let recent_failures = self.recent_failures.lock().unwrap_or_else(|e| e.into_inner()).list();
+        Live { summary, hosts, recent_failures }
+    }
+}
 
 /// Runs the crawl until it drains, hits a limit, or is stopped. Returns the summary.
 pub(crate) async fn run(
@@ -178,6 +191,8 @@ pub(crate) async fn run(
     // A pause sender gone (its engine dropped) leaves the run unpaused, not spinning.
     let mut pause_open = true;
     let mut next_live = tokio::time::Instant::now();
+    let mut next_hosts = tokio::time::Instant::now();
+    let mut hosts = Vec::new();
     let started = Instant::now();
     let cfg = parts.cfg.clone();
     let concurrency = cfg.concurrency;
@@ -259,9 +274,13 @@ pub(crate) async fn run(
         let paused = *pause_rx.borrow_and_update();
         let watched = live.receiver_count() > 0;
         if watched && tokio::time::Instant::now() >= next_live {
+            if tokio::time::Instant::now() >= next_hosts {
+                hosts = crate::live::busiest(frontier.hosts().await.unwrap_or_default());
+                next_hosts = tokio::time::Instant::now() + LIVE_HOSTS_EVERY;
+            }
             let frontier_stats = frontier.stats().await.unwrap_or_default();
             let s = summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Started, None);
-            live.send_replace(Some(Arc::new(s)));
+            live.send_replace(Some(Arc::new(parts.live(s, hosts.clone()))));
             next_live = tokio::time::Instant::now() + LIVE_EVERY;
         }
         match *stop_rx.borrow_and_update() {

@@ -1,0 +1,71 @@
+//! What a running crawl shows those who watch it (`Engine::live`): the summary so far, its
+//! busiest and paused hosts, and its last failures. The scheduler publishes it; readers
+//! never wait on the crawl.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use kumo_frontier::{FailureRecord, HostView};
+use serde::Serialize;
+
+use crate::Summary;
+
+/// Hosts shown: the most queued, paused ones first.
+pub const LIVE_HOSTS: usize = 20;
+/// Failures kept, newest first.
+pub const LIVE_FAILURES: usize = 20;
+
+/// One publication.
+#[derive(Debug, Clone, Serialize)]
+pub struct Live {
+    pub summary: Summary,
+    pub hosts: Vec<LiveHost>,
+    pub recent_failures: Vec<FailureRecord>,
+}
+
+/// A host as the status shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveHost {
+    pub host: String,
+    pub queued: usize,
+    pub backing_off: usize,
+    pub delay: Duration,
+    pub paused_for: Option<Duration>,
+}
+
+/// The hosts worth showing of `all`: paused ones, then the most queued, at most
+/// [`LIVE_HOSTS`].
+pub(crate) fn busiest(mut all: Vec<HostView>) -> Vec<LiveHost> {
+    let key = |h: &HostView| (h.paused_for.is_none(), std::cmp::Reverse(h.queued));
+    if all.len() > LIVE_HOSTS {
+        all.select_nth_unstable_by_key(LIVE_HOSTS, key);
+        all.truncate(LIVE_HOSTS);
+    }
+    all.sort_by_key(key);
+    all.into_iter()
+        .map(|h| LiveHost {
+            host: h.key.to_string(),
+            queued: h.queued,
+            backing_off: h.backing_off,
+            delay: h.delay,
+            paused_for: h.paused_for,
+        })
+        .collect()
+}
+
+/// The last failures, kept by the commit that records them.
+#[derive(Debug, Default)]
+pub(crate) struct RecentFailures(VecDeque<FailureRecord>);
+
+impl RecentFailures {
+    pub fn note(&mut self, f: &FailureRecord) {
+        if self.0.len() == LIVE_FAILURES {
+            self.0.pop_back();
+        }
+        self.0.push_front(f.clone());
+    }
+
+    pub fn list(&self) -> Vec<FailureRecord> {
+        self.0.iter().cloned().collect()
+    }
+}
