@@ -79,3 +79,61 @@ async fn an_open_bind_without_a_token_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("is not a loopback address"), "{}", stderr(&out));
 }
+
+/// A spider file's sites are sites of the server: metrics labelled by site, status by site,
+/// and a stop for all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_files_sites_are_watched_and_stopped_together() {
+    let (one, _) = common::small_site(100).await;
+    let (two, _) = common::small_site(100).await;
+    let dir = tempfile::tempdir().unwrap();
+    let site = |name: &str, seed: String| {
+        format!(
+            "[[site]]\nname = \"{name}\"\nseeds = [\"{seed}\"]\nper_host = 1\ndelay_ms = 20\noutput = {{ jsonl = \"{name}.jsonl\" }}\n"
+        )
+    };
+    let file = format!("{}\n{}", site("one", one.url("/index.html")), site("two", two.url("/index.html")));
+    std::fs::write(dir.path().join("two.toml"), file).unwrap();
+    let crawl =
+        Watched::spawn(dir.path(), &["crawl", "two.toml", "--listen", "127.0.0.1:0", "--no-progress"]);
+    wait_until(Duration::from_secs(20), "the control address", || {
+        crawl.stderr().contains("control: http://")
+    })
+    .await;
+    let addr: SocketAddr = crawl
+        .stderr()
+        .split("control: http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    wait_until(Duration::from_secs(20), "both sites under way", || {
+        one.hit_count() >= 5 && two.hit_count() >= 5
+    })
+    .await;
+    let mut both = false;
+    for _ in 0..100 {
+        let (_, metrics) = call(addr, "GET", "/metrics").await;
+        if metrics.contains("kumo_pages_total{site=\"one\"}")
+            && metrics.contains("kumo_pages_total{site=\"two\"}")
+        {
+            both = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(both, "both sites in the metrics");
+    let (status, body) = call(addr, "GET", "/api/status?site=two").await;
+    assert_eq!(status, 200, "{body}");
+    let j: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((j["site"].as_str(), j["sites"].as_array().map(Vec::len)), (Some("two"), Some(2)), "{j}");
+    assert_eq!(call(addr, "GET", "/api/status?site=three").await.0, 404);
+    let (status, body) = call(addr, "POST", "/api/stop").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"one\"") && body.contains("\"two\""), "{body}");
+    let (status, err) = crawl.finish().await;
+    assert_eq!(status.code(), Some(3), "{err}");
+    one.shutdown().await;
+    two.shutdown().await;
+}

@@ -41,11 +41,11 @@ async fn three_runs_come_at_their_ticks_and_later_ones_write_only_changes() {
     let unique = cfg.ground_truth().unique_urls;
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("shop.toml"), scheduled_shop(&server, "", "every = \"2s\"\ntimes = 3"))
+    std::fs::write(dir.path().join("shop.toml"), scheduled_shop(&server, "", "every = \"3s\"\ntimes = 3"))
         .unwrap();
 
     let daemon = Watched::spawn(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl"]);
-    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("run 1 of 3:\n"))
         .await;
     let after_first = server.hit_count();
     server.change_pages(&[3, 7]);
@@ -57,13 +57,13 @@ async fn three_runs_come_at_their_ticks_and_later_ones_write_only_changes() {
     let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml"]).await;
     let text = String::from_utf8_lossy(&list.stdout);
     assert!(list.status.success(), "{}", stderr(&list));
-    assert!(text.contains("every 2s") && text.contains("1 of 3") && text.contains("(in "), "{text}");
+    assert!(text.contains("every 3s") && text.contains("1 of 3") && text.contains("(in "), "{text}");
 
     let (status, err) = daemon.finish().await;
     assert!(status.success(), "{err}");
     assert!(err.contains("its schedule is done (3 runs)"), "{err}");
 
-    // The ticks: 0 s, 2 s, 4 s from the first, each run after the one before had ended.
+    // The ticks: 0 s, 3 s, 6 s from the first, each run after the one before had ended.
     let runs = lines(&dir.path().join("runs.jsonl"));
     assert_eq!(runs.len(), 3, "{runs:?}");
     let ms = |r: &serde_json::Value, k: &str| r[k].as_u64().unwrap();
@@ -71,8 +71,8 @@ async fn three_runs_come_at_their_ticks_and_later_ones_write_only_changes() {
     for (k, r) in runs.iter().enumerate() {
         assert_eq!(r["run"], k as u64 + 1);
         let late = ms(r, "started_ms") - first;
-        let tick = 2_000 * k as u64;
-        assert!((tick..tick + 1_500).contains(&late), "run {} started {late} ms after the first", k + 1);
+        let tick = 3_000 * k as u64;
+        assert!((tick..tick + 2_500).contains(&late), "run {} started {late} ms after the first", k + 1);
         if k > 0 {
             assert!(ms(r, "started_ms") >= ms(&runs[k - 1], "ended_ms"), "runs overlap: {runs:?}");
         }
@@ -116,7 +116,7 @@ async fn a_run_killed_midway_goes_on_when_the_daemon_restarts() {
     let args = ["run", "shop.toml", "--summary-json", "runs.jsonl"];
 
     let mut daemon = Watched::spawn(dir.path(), &args);
-    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("run 1 of 3:\n"))
         .await;
     let after_first = server.hit_count();
     server.change_pages(&[2, 5, 9, 33]);
@@ -197,22 +197,22 @@ async fn adaptive_intervals_shrink_for_changed_pages_and_grow_for_the_rest() {
     let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let spider = scheduled_shop(&server, "", "every = \"2s\"\ntimes = 2");
+    let spider = scheduled_shop(&server, "", "every = \"3s\"\ntimes = 2");
     let spider = format!(
-        "{spider}\n[site.revisit]\nevery = \"2s\"\nadaptive = {{ min = \"1s\", max = \"1h\", rate = 0.4 }}\n"
+        "{spider}\n[site.revisit]\nevery = \"3s\"\nadaptive = {{ min = \"1s\", max = \"1h\", rate = 0.4 }}\n"
     );
     std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
     let daemon = Watched::spawn(dir.path(), &["run", "shop.toml", "--state", "st"]);
-    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("next run at"))
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("run 1 of 2:\n"))
         .await;
     server.change_pages(&[3]);
     let (status, err) = daemon.finish().await;
     assert!(status.success(), "{err}");
 
     let kept = kept_pages(dir.path(), "st/shop").await;
-    assert_eq!(kept["/page/3.html"].0, 1_200, "changed: 2 s less 40 %");
-    assert_eq!(kept["/page/4.html"].0, 2_800, "unchanged: 2 s and 40 %");
-    assert!(kept.values().filter(|(i, _)| *i == 2_800).count() >= 19, "{kept:?}");
+    assert_eq!(kept["/page/3.html"].0, 1_800, "changed: 3 s less 40 %");
+    assert_eq!(kept["/page/4.html"].0, 4_200, "unchanged: 3 s and 40 %");
+    assert!(kept.values().filter(|(i, _)| *i == 4_200).count() >= 19, "{kept:?}");
     server.shutdown().await;
 }
 

@@ -104,6 +104,19 @@ pub struct RunArgs {
     /// Accept any TLS certificate, unverified: only for hosts you control.
     #[arg(long)]
     pub insecure: bool,
+    /// Serve the sites' metrics and controls on ADDR (as kumo crawl --listen; each site's
+    /// current run is a site of the server, its metrics labelled site="NAME").
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// With --listen: every request must carry `Authorization: Bearer TOKEN`.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "KUMO_LISTEN_TOKEN",
+        hide_env_values = true,
+        requires = "listen"
+    )]
+    pub listen_token: Option<String>,
     /// A run whose share of requests failed for good exceeds this percentage ends the daemon
     /// with status 4 when it exits.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]

@@ -246,23 +246,8 @@ async fn crawl(
         other => other.into(),
     })?;
     // Listening before the start, so a watcher sees the crawl from its first page.
-    let control = match a.listen {
-        Some(addr) => {
-            let listen = kumo_control::ListenConfig { addr, token: a.listen_token.clone() };
-            let server = kumo_control::ControlServer::start(listen, kumo_control::Control::of(&engine))
-                .await
-                .map_err(|e| match e {
-                    kumo_control::ControlError::Bind { .. } => anyhow::Error::from(e),
-                    other => usage(other.into()),
-                })?;
-            say!(
-                "control: http://{}/ (GET /metrics, /api/status; POST /api/pause, /api/resume, /api/stop)",
-                server.addr()
-            );
-            Some(server)
-        }
-        None => None,
-    };
+    let sites = kumo_control::Sites::one("crawl", kumo_control::Control::of(&engine));
+    let control = super::listen::start(a.listen, a.listen_token.clone(), &sites).await?;
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
     // few, to say why when nothing at all could be fetched.

@@ -20,6 +20,7 @@ mod frontier_cmd;
 mod hosts_cmd;
 mod inspect_io;
 mod interrupt;
+mod listen;
 mod logging;
 mod new_files;
 mod outcome;

@@ -98,6 +98,8 @@ struct Shared {
     failure_threshold: f64,
     /// `--summary-json`: one JSON line per run.
     runs_log: Option<Mutex<File>>,
+    /// `--listen`: puts each run's engine on the control server.
+    hook: Option<kumo_spider::OnEngine>,
 }
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
@@ -124,12 +126,16 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
         None => None,
     };
     let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
+    let watched = kumo_control::Sites::default();
+    let control = super::listen::start(a.listen, a.listen_token.clone(), &watched).await?;
+    let hook = control.as_ref().map(|_| super::listen::hook(&watched));
     let shared = Arc::new(Shared {
         state,
         roots,
         insecure: a.insecure,
         failure_threshold: a.failure_threshold,
         runs_log,
+        hook,
     });
     let stop = super::interrupt::stop_requests()?;
     let mut loops = JoinSet::new();
@@ -143,7 +149,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
     }
-    drop(locks);
+    drop((locks, control));
     Ok(exit.into())
 }
 
@@ -291,9 +297,14 @@ async fn one_run(
     let tick = record.last_tick_ms.or(record.last_start_ms);
     site.crawl.checked_at = tick.map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
     let prepared = spider::prepare_site(site, &opts).await?;
-    let result =
-        kumo_spider::run_site_in(&prepared.job.site, prepared.job.sinks, prepared.job.state, Some(stop))
-            .await;
+    let result = kumo_spider::run_site_in(
+        &prepared.job.site,
+        prepared.job.sinks,
+        prepared.job.state,
+        Some(stop),
+        shared.hook.as_ref(),
+    )
+    .await;
     prepared.opened.close().await;
     if matches!(result, Err(kumo_engine::EngineError::Pipeline(_))) {
         prepared.new_files.remove();

@@ -26,7 +26,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 18] = [
+const SPIDER_FILE_OPTIONS: [&str; 20] = [
     "state",
     "memory",
     "fresh",
@@ -48,6 +48,9 @@ const SPIDER_FILE_OPTIONS: [&str; 18] = [
     "http-cache-policy",
     // Ask every site's known pages again.
     "recrawl",
+    // Watch and steer every site.
+    "listen",
+    "listen-token",
 ];
 
 /// The settings of a spider file run that every site takes.
@@ -118,7 +121,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         }
     };
     let state = opened.state.clone();
-    Ok(PreparedSite { job: SiteJob { site, sinks, state }, opened, new_files })
+    Ok(PreparedSite { job: SiteJob { site, sinks, state, on_engine: None }, opened, new_files })
 }
 
 /// Prints a site's summary, with its processors' counts.
@@ -172,14 +175,17 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         file_hash: file_hash(&file),
         scheduled: false,
     };
+    let sites = kumo_control::Sites::default();
+    let control = super::listen::start(a.listen, a.listen_token.clone(), &sites).await?;
     let mut jobs = Vec::new();
     let mut closers = Vec::new();
     let mut created = std::collections::HashMap::new();
     for site in spiders.sites {
         let name = site.name.clone();
-        let p = prepare_site(site, &site_opts).await?;
+        let mut p = prepare_site(site, &site_opts).await?;
         closers.push(p.opened);
         created.insert(name, p.new_files);
+        p.job.on_engine = control.as_ref().map(|_| super::listen::hook(&sites));
         jobs.push(p.job);
     }
     let stop = super::interrupt::stop_requests()?;
@@ -214,6 +220,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         }
     }
     super::crawl::report_cache(cache.as_deref());
+    drop(control);
     if let Some(p) = &a.summary_json {
         let text = serde_json::to_string_pretty(&summaries)?;
         std::fs::write(p, text + "\n")

@@ -23,7 +23,7 @@ use kumo_engine::{Live, Pauser, Progress, Stopper};
 use tokio::sync::watch;
 
 pub use error::ControlError;
-pub use metrics::render as render_metrics;
+pub use metrics::{SiteSnapshot, render as render_metrics};
 pub use server::{ControlServer, ListenConfig};
 
 /// What the server reads and steers: one running engine.
@@ -46,5 +46,33 @@ impl Control {
             live: engine.live(),
             progress: engine.progress(),
         }
+    }
+}
+
+/// The engines a server watches, by site name (a spider file runs one per site; `kumo run`
+/// replaces a site's at each of its runs). Metrics carry the name as their `site` label.
+#[derive(Clone, Default)]
+pub struct Sites(Arc<std::sync::RwLock<Vec<(String, Control)>>>);
+
+impl Sites {
+    /// One engine, named `name`.
+    pub fn one(name: &str, control: Control) -> Self {
+        let sites = Sites::default();
+        sites.put(name, control);
+        sites
+    }
+
+    /// Watches `control` as site `name`, in place of the one it had.
+    pub fn put(&self, name: &str, control: Control) {
+        let mut all = self.0.write().unwrap_or_else(|e| e.into_inner());
+        match all.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = control,
+            None => all.push((name.to_string(), control)),
+        }
+    }
+
+    /// The sites, in the order they came.
+    pub fn list(&self) -> Vec<(String, Control)> {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }

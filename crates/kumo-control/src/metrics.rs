@@ -1,162 +1,227 @@
-//! `/metrics`: the crawl's numbers in the Prometheus text format, read from the engine's last
-//! published summary and its progress counters on each scrape (nothing is kept here, so many
-//! engines in one process never share a registry).
+//! `/metrics`: the crawl's numbers in the Prometheus text format, read from each engine's last
+//! publication and its progress counters on each scrape (nothing is kept here, so many engines
+//! in one process never share a registry). Every sample carries its `site` label.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kumo_engine::{Live, Progress};
+use kumo_engine::{Live, Progress, Summary};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
-/// One scrape's numbers.
+/// One engine's numbers for one scrape.
 #[derive(Debug)]
-struct Snapshot {
-    live: std::sync::Arc<Live>,
+pub struct SiteSnapshot {
+    site: String,
+    live: Arc<Live>,
     in_flight: u64,
     paused: bool,
 }
 
-/// Writes a counter family: one sample per label value (`label`), or one without labels.
-fn counter(
-    e: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    label: &str,
-    values: impl IntoIterator<Item = (String, u64)>,
-) -> Result<(), std::fmt::Error> {
-    let mut m = e.encode_descriptor(name, help, None, ConstCounter::new(0u64).metric_type())?;
-    for (value, n) in values {
-        let labels = [(label, value)];
-        ConstCounter::new(n).encode(m.encode_family(&labels)?)?;
+impl SiteSnapshot {
+    pub fn new(site: String, live: Arc<Live>, progress: &Progress, paused: bool) -> Self {
+        SiteSnapshot { site, live, in_flight: progress.in_flight.load(Ordering::Relaxed), paused }
     }
-    Ok(())
 }
 
-fn plain_counter(e: &mut DescriptorEncoder, name: &str, help: &str, n: u64) -> Result<(), std::fmt::Error> {
-    let m = e.encode_descriptor(name, help, None, ConstCounter::new(0u64).metric_type())?;
-    ConstCounter::new(n).encode(m)
+/// A family's samples for one site: extra labels (name, value) and the number.
+type Samples = Vec<(Vec<(&'static str, String)>, f64)>;
+
+/// One metric family: its name, help, type and how to read its samples off a site.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    counter: bool,
+    read: fn(&SiteSnapshot) -> Samples,
 }
 
-fn gauge(e: &mut DescriptorEncoder, name: &str, help: &str, n: i64) -> Result<(), std::fmt::Error> {
-    let m = e.encode_descriptor(name, help, None, ConstGauge::new(0i64).metric_type())?;
-    ConstGauge::new(n).encode(m)
+fn plain(n: u64) -> Samples {
+    vec![(Vec::new(), n as f64)]
 }
 
-fn int(n: impl TryInto<i64>) -> i64 {
-    n.try_into().unwrap_or(i64::MAX)
+fn by(label: &'static str, values: impl IntoIterator<Item = (String, u64)>) -> Samples {
+    values.into_iter().map(|(v, n)| (vec![(label, v)], n as f64)).collect()
 }
 
-impl Collector for Snapshot {
+fn summary(s: &SiteSnapshot) -> &Summary {
+    &s.live.summary
+}
+
+fn modules(s: &SiteSnapshot) -> impl Iterator<Item = &kumo_core::ModuleSummary> {
+    let m = &summary(s).modules;
+    m.downloaders.iter().chain(&m.analyzers).chain(&m.pipelines)
+}
+
+const FAMILIES: &[Family] = &[
+    Family {
+        name: "kumo_pages",
+        help: "Pages fetched and handled (robots.txt and retried answers aside)",
+        counter: true,
+        read: |s| plain(summary(s).pages),
+    },
+    Family {
+        name: "kumo_body_bytes",
+        help: "Body bytes received, after decoding",
+        counter: true,
+        read: |s| plain(summary(s).bytes),
+    },
+    Family { name: "kumo_items", help: "Items extracted", counter: true, read: |s| plain(summary(s).items) },
+    Family {
+        name: "kumo_retries",
+        help: "Fetches tried again",
+        counter: true,
+        read: |s| plain(summary(s).retries),
+    },
+    Family {
+        name: "kumo_failed",
+        help: "Requests given up after their retries",
+        counter: true,
+        read: |s| plain(summary(s).failed),
+    },
+    Family {
+        name: "kumo_responses",
+        help: "Answers by HTTP status",
+        counter: true,
+        read: |s| by("status", summary(s).by_status.iter().map(|(k, n)| (k.to_string(), *n))),
+    },
+    Family {
+        name: "kumo_responses_by_class",
+        help: "Answers by HTTP status class",
+        counter: true,
+        read: |s| {
+            let st = &summary(s).by_status;
+            by(
+                "class",
+                (1..=5u16)
+                    .map(|c| (format!("{c}xx"), st.range(c * 100..(c + 1) * 100).map(|(_, n)| n).sum())),
+            )
+        },
+    },
+    Family {
+        name: "kumo_errors",
+        help: "Errors by stage and kind (stage:kind)",
+        counter: true,
+        read: |s| by("error", summary(s).errors.iter().map(|(k, n)| (k.clone(), *n))),
+    },
+    Family {
+        name: "kumo_skipped",
+        help: "Links not followed, by reason",
+        counter: true,
+        read: |s| by("reason", summary(s).skipped.iter().map(|(k, n)| (k.as_str().to_string(), *n))),
+    },
+    Family {
+        name: "kumo_recrawl_pages",
+        help: "Pages of a re-crawl by what they were found to be",
+        counter: true,
+        read: |s| {
+            let c = &summary(s).changes;
+            by(
+                "change",
+                [("new", c.new), ("changed", c.changed), ("unchanged", c.unchanged), ("gone", c.gone)]
+                    .map(|(k, n)| (k.to_string(), n)),
+            )
+        },
+    },
+    Family {
+        name: "kumo_module_calls",
+        help: "Calls of the status machine's modules (D: downloaders, A: analyzers, P: pipelines), by step",
+        counter: true,
+        read: |s| {
+            modules(s)
+                .flat_map(|m| {
+                    let id = m.id.to_string();
+                    [
+                        ("called", m.counts.called),
+                        ("accepted", m.counts.accepted),
+                        ("completed", m.counts.completed),
+                    ]
+                    .map(|(step, n)| (vec![("module", id.clone()), ("step", step.to_string())], n as f64))
+                })
+                .collect()
+        },
+    },
+    Family {
+        name: "kumo_module_handling",
+        help: "Calls each module is handling now",
+        counter: false,
+        read: |s| {
+            modules(s).map(|m| (vec![("module", m.id.to_string())], m.counts.handling as f64)).collect()
+        },
+    },
+    Family {
+        name: "kumo_queued",
+        help: "Requests waiting in the frontier",
+        counter: false,
+        read: |s| plain(summary(s).frontier.queued as u64),
+    },
+    Family {
+        name: "kumo_leased",
+        help: "Requests handed out and not yet completed",
+        counter: false,
+        read: |s| plain(summary(s).frontier.leased as u64),
+    },
+    Family {
+        name: "kumo_in_flight",
+        help: "Requests this process is fetching or handling",
+        counter: false,
+        read: |s| plain(s.in_flight),
+    },
+    Family {
+        name: "kumo_hosts",
+        help: "Hosts the frontier knows",
+        counter: false,
+        read: |s| plain(summary(s).frontier.hosts as u64),
+    },
+    Family {
+        name: "kumo_paused",
+        help: "1 while the crawl is paused",
+        counter: false,
+        read: |s| plain(u64::from(s.paused)),
+    },
+    Family {
+        name: "kumo_elapsed_seconds",
+        help: "Seconds since this run started",
+        counter: false,
+        read: |s| vec![(Vec::new(), summary(s).elapsed_secs)],
+    },
+];
+
+#[derive(Debug)]
+struct Scrape(Vec<SiteSnapshot>);
+
+impl Collector for Scrape {
     fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let s = &self.live.summary;
-        plain_counter(
-            &mut e,
-            "kumo_pages",
-            "Pages fetched and handled (robots.txt and retried answers aside)",
-            s.pages,
-        )?;
-        plain_counter(&mut e, "kumo_body_bytes", "Body bytes received, after decoding", s.bytes)?;
-        plain_counter(&mut e, "kumo_items", "Items extracted", s.items)?;
-        plain_counter(&mut e, "kumo_retries", "Fetches tried again", s.retries)?;
-        plain_counter(&mut e, "kumo_failed", "Requests given up after their retries", s.failed)?;
-        counter(
-            &mut e,
-            "kumo_responses",
-            "Answers by HTTP status",
-            "status",
-            s.by_status.iter().map(|(k, n)| (k.to_string(), *n)),
-        )?;
-        counter(
-            &mut e,
-            "kumo_responses_by_class",
-            "Answers by HTTP status class",
-            "class",
-            ["1xx", "2xx", "3xx", "4xx", "5xx"].iter().enumerate().map(|(i, c)| {
-                let lo = 100 * (i as u16 + 1);
-                (c.to_string(), s.by_status.range(lo..lo + 100).map(|(_, n)| n).sum())
-            }),
-        )?;
-        counter(
-            &mut e,
-            "kumo_errors",
-            "Errors by stage and kind (stage:kind)",
-            "error",
-            s.errors.iter().map(|(k, n)| (k.clone(), *n)),
-        )?;
-        counter(
-            &mut e,
-            "kumo_skipped",
-            "Links not followed, by reason",
-            "reason",
-            s.skipped.iter().map(|(k, n)| (k.as_str().to_string(), *n)),
-        )?;
-        let c = &s.changes;
-        counter(
-            &mut e,
-            "kumo_recrawl_pages",
-            "Pages of a re-crawl by what they were found to be",
-            "change",
-            [("new", c.new), ("changed", c.changed), ("unchanged", c.unchanged), ("gone", c.gone)]
-                .into_iter()
-                .map(|(k, n)| (k.to_string(), n)),
-        )?;
-        let modules = s.modules.downloaders.iter().chain(&s.modules.analyzers).chain(&s.modules.pipelines);
-        let mut m = e.encode_descriptor(
-            "kumo_module_calls",
-            "Calls of the status machine's modules (D: downloaders, A: analyzers, P: pipelines), by step",
-            None,
-            ConstCounter::new(0u64).metric_type(),
-        )?;
-        for module in modules.clone() {
-            let id = module.id.to_string();
-            for (step, n) in [
-                ("called", module.counts.called),
-                ("accepted", module.counts.accepted),
-                ("completed", module.counts.completed),
-            ] {
-                let labels = [("module", id.clone()), ("step", step.to_string())];
-                ConstCounter::new(n).encode(m.encode_family(&labels)?)?;
+        for f in FAMILIES {
+            let kind = if f.counter { MetricType::Counter } else { MetricType::Gauge };
+            let mut m = e.encode_descriptor(f.name, f.help, None, kind)?;
+            for site in &self.0 {
+                for (extra, v) in (f.read)(site) {
+                    let mut labels = vec![("site", site.site.clone())];
+                    labels.extend(extra);
+                    let sample = m.encode_family(&labels)?;
+                    // Whole numbers as integers (`155`, not `155.0`).
+                    let whole = v.fract() == 0.0 && (0.0..9.0e15).contains(&v);
+                    match (f.counter, whole) {
+                        (true, true) => ConstCounter::new(v as u64).encode(sample)?,
+                        (true, false) => ConstCounter::new(v).encode(sample)?,
+                        (false, true) => ConstGauge::new(v as i64).encode(sample)?,
+                        (false, false) => ConstGauge::new(v).encode(sample)?,
+                    }
+                }
             }
         }
-        let mut m = e.encode_descriptor(
-            "kumo_module_handling",
-            "Calls each module is handling now",
-            None,
-            ConstGauge::new(0i64).metric_type(),
-        )?;
-        for module in modules {
-            let labels = [("module", module.id.to_string())];
-            ConstGauge::new(int(module.counts.handling)).encode(m.encode_family(&labels)?)?;
-        }
-        gauge(&mut e, "kumo_queued", "Requests waiting in the frontier", int(s.frontier.queued))?;
-        gauge(&mut e, "kumo_leased", "Requests handed out and not yet completed", int(s.frontier.leased))?;
-        gauge(
-            &mut e,
-            "kumo_in_flight",
-            "Requests this process is fetching or handling",
-            int(self.in_flight),
-        )?;
-        gauge(&mut e, "kumo_hosts", "Hosts the frontier knows", int(s.frontier.hosts))?;
-        gauge(&mut e, "kumo_paused", "1 while the crawl is paused", i64::from(self.paused))?;
-        let m = e.encode_descriptor(
-            "kumo_elapsed_seconds",
-            "Seconds since this run started",
-            None,
-            prometheus_client::metrics::MetricType::Gauge,
-        )?;
-        ConstGauge::new(s.elapsed_secs).encode(m)?;
         Ok(())
     }
 }
 
-/// The metrics of one engine, in the Prometheus text format.
-pub fn render(live: std::sync::Arc<Live>, progress: &Progress, paused: bool) -> String {
+/// The metrics of the engines of `sites`, in the Prometheus text format.
+pub fn render(sites: Vec<SiteSnapshot>) -> String {
     let mut registry = Registry::default();
-    let in_flight = progress.in_flight.load(Ordering::Relaxed);
-    registry.register_collector(Box::new(Snapshot { live, in_flight, paused }));
+    registry.register_collector(Box::new(Scrape(sites)));
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use crate::auth::Guard;
-use crate::{Control, ControlError};
+use crate::{Control, ControlError, Sites};
 
 /// Where to listen, and the token requests must carry (required off loopback).
 #[derive(Debug, Clone)]
@@ -31,8 +31,8 @@ pub struct ControlServer {
 }
 
 impl ControlServer {
-    /// Binds `cfg.addr` (port 0: any free port) and serves `control` until dropped.
-    pub async fn start(cfg: ListenConfig, control: Control) -> Result<Self, ControlError> {
+    /// Binds `cfg.addr` (port 0: any free port) and serves `sites` until dropped.
+    pub async fn start(cfg: ListenConfig, sites: Sites) -> Result<Self, ControlError> {
         if let Some(t) = &cfg.token
             && t.len() < 16
         {
@@ -55,7 +55,7 @@ impl ControlServer {
             .route("/api/resume", post(resume))
             .route("/api/stop", post(stop))
             .layer(middleware::from_fn_with_state(guard, check))
-            .with_state(control);
+            .with_state(sites);
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::warn!(error = %e, "the control server stopped");
@@ -95,10 +95,52 @@ fn not_yet() -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, "the crawl has not started yet\n").into_response()
 }
 
-async fn metrics(State(c): State<Control>) -> Response {
-    let Some(live) = c.live.borrow().clone() else { return not_yet() };
-    let body = crate::metrics::render(live, &c.progress, c.pauser.is_paused());
-    let mut resp = body.into_response();
+/// `?site=NAME`.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Which {
+    site: Option<String>,
+}
+
+/// Why a request names nothing to answer about.
+enum Missing {
+    Site(String),
+    NotYet,
+}
+
+impl IntoResponse for Missing {
+    fn into_response(self) -> Response {
+        match self {
+            Missing::Site(name) => (StatusCode::NOT_FOUND, format!("no site {name:?}\n")).into_response(),
+            Missing::NotYet => not_yet(),
+        }
+    }
+}
+
+/// The sites a request names: the one of `?site=`, else all of them.
+fn chosen(sites: &Sites, which: &Which) -> Result<Vec<(String, Control)>, Missing> {
+    let all = sites.list();
+    match &which.site {
+        None => Ok(all),
+        Some(name) => match all.into_iter().find(|(n, _)| n == name) {
+            Some(one) => Ok(vec![one]),
+            None => Err(Missing::Site(name.clone())),
+        },
+    }
+}
+
+async fn metrics(State(sites): State<Sites>) -> Response {
+    let snaps: Vec<_> = sites
+        .list()
+        .into_iter()
+        .filter_map(|(name, c)| {
+            let live = c.live.borrow().clone()?;
+            Some(crate::metrics::SiteSnapshot::new(name, live, &c.progress, c.pauser.is_paused()))
+        })
+        .collect();
+    if snaps.is_empty() {
+        return not_yet();
+    }
+    let mut resp = crate::metrics::render(snaps).into_response();
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
     resp
@@ -111,13 +153,32 @@ async fn page() -> Response {
     resp
 }
 
-async fn failures(State(c): State<Control>) -> Response {
-    let Some(live) = c.live.borrow().clone() else { return not_yet() };
-    Json(json!({ "recent": live.recent_failures, "total": live.summary.failed })).into_response()
+/// The first site a request names, with its last publication.
+fn one(
+    sites: &Sites,
+    which: &Which,
+) -> Result<(String, Control, std::sync::Arc<kumo_engine::Live>), Missing> {
+    let (name, c) = chosen(sites, which)?.into_iter().next().ok_or(Missing::NotYet)?;
+    let live = c.live.borrow().clone().ok_or(Missing::NotYet)?;
+    Ok((name, c, live))
 }
 
-async fn status(State(c): State<Control>) -> Response {
-    let Some(live) = c.live.borrow().clone() else { return not_yet() };
+async fn failures(State(sites): State<Sites>, Query(which): Query<Which>) -> Response {
+    match one(&sites, &which) {
+        Ok((_, _, live)) => {
+            Json(json!({ "recent": live.recent_failures, "total": live.summary.failed })).into_response()
+        }
+        Err(r) => r.into_response(),
+    }
+}
+
+/// One site's status (the one `?site=` names, else the first), with the names of all.
+async fn status(State(sites): State<Sites>, Query(which): Query<Which>) -> Response {
+    let names: Vec<String> = sites.list().into_iter().map(|(n, _)| n).collect();
+    let (name, c, live) = match one(&sites, &which) {
+        Ok(v) => v,
+        Err(r) => return r.into_response(),
+    };
     let paused = c.pauser.is_paused();
     let state = match c.stopper.status() {
         kumo_engine::Status::Started if paused => "paused".to_string(),
@@ -132,25 +193,46 @@ async fn status(State(c): State<Control>) -> Response {
         s.remove("stopped_by");
     }
     let body = json!({
-        "state": state, "paused": paused, "summary": summary,
+        "site": name, "sites": names, "state": state, "paused": paused, "summary": summary,
         "hosts": live.hosts, "recent_failures": live.recent_failures,
     });
     Json(body).into_response()
 }
 
-async fn pause(State(c): State<Control>) -> Json<serde_json::Value> {
-    c.pauser.pause();
-    Json(json!({ "paused": true }))
-}
-
-async fn resume(State(c): State<Control>) -> Json<serde_json::Value> {
-    c.pauser.resume();
-    Json(json!({ "paused": false }))
-}
-
-async fn stop(State(c): State<Control>) -> Response {
-    match c.stopper.stop(StopMode::Graceful) {
-        Ok(()) => Json(json!({ "stopping": true })).into_response(),
-        Err(e) => (StatusCode::CONFLICT, Json(json!({ "error": e.to_string() }))).into_response(),
+/// Applies `verb` to the sites the request names (all of them without `?site=`).
+fn each(sites: &Sites, which: &Which, verb: impl Fn(&Control) -> Result<(), String>) -> Response {
+    let chosen = match chosen(sites, which) {
+        Ok(c) => c,
+        Err(r) => return r.into_response(),
+    };
+    let mut done = Vec::new();
+    let mut refused = serde_json::Map::new();
+    for (name, c) in &chosen {
+        match verb(c) {
+            Ok(()) => done.push(name.clone()),
+            Err(e) => {
+                refused.insert(name.clone(), e.into());
+            }
+        }
     }
+    let status = if done.is_empty() { StatusCode::CONFLICT } else { StatusCode::OK };
+    (status, Json(json!({ "sites": done, "refused": refused }))).into_response()
+}
+
+async fn pause(State(sites): State<Sites>, Query(which): Query<Which>) -> Response {
+    each(&sites, &which, |c| {
+        c.pauser.pause();
+        Ok(())
+    })
+}
+
+async fn resume(State(sites): State<Sites>, Query(which): Query<Which>) -> Response {
+    each(&sites, &which, |c| {
+        c.pauser.resume();
+        Ok(())
+    })
+}
+
+async fn stop(State(sites): State<Sites>, Query(which): Query<Which>) -> Response {
+    each(&sites, &which, |c| c.stopper.stop(StopMode::Graceful).map_err(|e| e.to_string()))
 }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kumo_control::{Control, ControlError, ControlServer, ListenConfig};
+use kumo_control::{Control, ControlError, ControlServer, ListenConfig, Sites};
 use kumo_core::Url;
 use kumo_engine::{CrawlConfig, Engine, StopCause};
 use kumo_frontier::{HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
@@ -77,7 +77,7 @@ async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, Contr
     let mut engine = Engine::new();
     engine.init(cfg, frontier, vec![Box::new(CollectSink::new())]).unwrap();
     let listen = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None };
-    let control = ControlServer::start(listen, Control::of(&engine)).await.unwrap();
+    let control = ControlServer::start(listen, Sites::one("shop", Control::of(&engine))).await.unwrap();
     engine.start().await.unwrap();
     (server, engine, control)
 }
@@ -109,8 +109,8 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     .await;
     let (_, body) = get(addr, "/metrics").await;
     assert!(body.contains("# TYPE kumo_pages_total counter"), "{body}");
-    assert!(body.contains("kumo_responses_total{status=\"200\"}"), "{body}");
-    assert!(body.contains("kumo_module_calls_total{module=\"D1\",step=\"called\"}"), "{body}");
+    assert!(body.contains("kumo_responses_total{site=\"shop\",status=\"200\"}"), "{body}");
+    assert!(body.contains("kumo_module_calls_total{site=\"shop\",module=\"D1\",step=\"called\"}"), "{body}");
     let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
     let (_, body) = get(addr, "/metrics").await;
     assert_eq!(value(&body, "kumo_pages_total"), summary.pages as f64, "the end matches the summary");
@@ -170,15 +170,18 @@ async fn pause_quiets_the_site_resume_goes_on_and_stop_ends_gracefully() {
 async fn forged_hosts_missing_tokens_and_open_binds_are_refused() {
     let engine = Engine::new();
     let open = ListenConfig { addr: "0.0.0.0:0".parse().unwrap(), token: None };
-    let e = ControlServer::start(open, Control::of(&engine)).await.unwrap_err();
+    let e = ControlServer::start(open, Sites::one("x", Control::of(&engine))).await.unwrap_err();
     assert!(matches!(e, ControlError::TokenRequired { .. }), "{e}");
     assert!(e.to_string().contains("--listen-token"), "{e}");
     let weak = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some("short".into()) };
-    assert!(matches!(ControlServer::start(weak, Control::of(&engine)).await, Err(ControlError::WeakToken)));
+    assert!(matches!(
+        ControlServer::start(weak, Sites::one("x", Control::of(&engine))).await,
+        Err(ControlError::WeakToken)
+    ));
 
     let token = "a-token-of-32-characters-exactly";
     let cfg = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some(token.into()) };
-    let server = ControlServer::start(cfg, Control::of(&engine)).await.unwrap();
+    let server = ControlServer::start(cfg, Sites::one("x", Control::of(&engine))).await.unwrap();
     let addr = server.addr();
     let here = addr.to_string();
     assert_eq!(call(addr, "GET", "/metrics", &here, None).await.0, 401, "no token");

@@ -28,5 +28,7 @@ pub use config::{
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches};
 pub use rules::UrlRules;
-pub use run::{SiteJob, SiteRun, SiteState, StopSignal, open_sinks, run_site, run_site_in, run_sites};
+pub use run::{
+    OnEngine, SiteJob, SiteRun, SiteState, StopSignal, open_sinks, run_site, run_site_in, run_sites,
+};
 pub use spider::{Spider, SpiderAnalyzer, crawl, crawl_spider};

@@ -96,18 +96,23 @@ impl SiteState {
     }
 }
 
+/// Called with a site's name and its engine once the engine is ready to start (to watch or
+/// steer it: `kumo crawl --listen`).
+pub type OnEngine = Arc<dyn Fn(&str, &Engine) + Send + Sync>;
+
 /// One site to run: its spec, its sinks and its state.
 pub struct SiteJob {
     pub site: SiteSpec,
     pub sinks: Vec<Box<dyn Sink>>,
     pub state: SiteState,
+    pub on_engine: Option<OnEngine>,
 }
 
 impl SiteJob {
     /// A site run in memory.
     pub fn in_memory(site: SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Self {
         let state = SiteState::memory(&site);
-        SiteJob { site, sinks, state }
+        SiteJob { site, sinks, state, on_engine: None }
     }
 }
 
@@ -116,7 +121,7 @@ pub type StopSignal = watch::Receiver<Option<StopMode>>;
 
 /// Runs one site to its end in memory, its items going through its processors into `sinks`.
 pub async fn run_site(site: &SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Result<Summary, EngineError> {
-    run_site_in(site, sinks, SiteState::memory(site), None).await
+    run_site_in(site, sinks, SiteState::memory(site), None, None).await
 }
 
 /// Runs one site to its end on `state`; a stop sent on `stop` stops it early (what was not
@@ -126,10 +131,14 @@ pub async fn run_site_in(
     sinks: Vec<Box<dyn Sink>>,
     state: SiteState,
     stop: Option<StopSignal>,
+    on_engine: Option<&OnEngine>,
 ) -> Result<Summary, EngineError> {
     let sink = ProcessingSink::new(site.processor_chain(), sinks, site.fail_fast);
     let mut engine = state.engine();
     engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
+    if let Some(f) = on_engine {
+        f(&site.name, &engine);
+    }
     engine.start().await?;
     let relay = stop.map(|stop| tokio::spawn(engine.stopper().follow(stop)));
     let summary = engine.wait().await;
@@ -146,7 +155,7 @@ pub async fn run_sites(jobs: Vec<SiteJob>, stop: Option<StopSignal>) -> Vec<Site
         .map(|job| {
             let stop = stop.clone();
             tokio::spawn(async move {
-                let result = run_site_in(&job.site, job.sinks, job.state, stop).await;
+                let result = run_site_in(&job.site, job.sinks, job.state, stop, job.on_engine.as_ref()).await;
                 SiteRun { name: job.site.name, result }
             })
         })

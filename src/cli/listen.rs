@@ -1,0 +1,37 @@
+//! `--listen ADDR`: the control server of `kumo crawl` (URLs or a spider file) and `kumo run`,
+//! serving each running engine as a site.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Result;
+use kumo_control::{Control, ControlError, ControlServer, ListenConfig, Sites};
+use kumo_spider::OnEngine;
+
+use super::outcome::usage;
+
+/// Starts the server `--listen` asks for (none without it), serving `sites`.
+pub async fn start(
+    addr: Option<SocketAddr>,
+    token: Option<String>,
+    sites: &Sites,
+) -> Result<Option<ControlServer>> {
+    let Some(addr) = addr else { return Ok(None) };
+    let server =
+        ControlServer::start(ListenConfig { addr, token }, sites.clone()).await.map_err(|e| match e {
+            ControlError::Bind { .. } => anyhow::Error::from(e),
+            // A token missing or too short: a mistake in the options.
+            other => usage(other.into()),
+        })?;
+    say!(
+        "control: http://{}/ (GET /metrics, /api/status; POST /api/pause, /api/resume, /api/stop)",
+        server.addr()
+    );
+    Ok(Some(server))
+}
+
+/// Puts each engine a spider file's site starts into `sites`, under the site's name.
+pub fn hook(sites: &Sites) -> OnEngine {
+    let sites = sites.clone();
+    Arc::new(move |name, engine| sites.put(name, Control::of(engine)))
+}
