@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kumo_engine::{Live, Progress, Summary};
+use kumo_engine::{Histogram, Live, Progress, Summary};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
@@ -190,6 +190,18 @@ const FAMILIES: &[Family] = &[
     },
 ];
 
+/// The latency histograms: name, help, and which of a site's.
+type HistogramFamily = (&'static str, &'static str, fn(&SiteSnapshot) -> &Histogram);
+
+const HISTOGRAMS: &[HistogramFamily] = &[
+    ("kumo_fetch_latency_seconds", "How long answers took to their headers, this run", |s| {
+        &summary(s).fetch_latency
+    }),
+    ("kumo_commit_latency_seconds", "How long each commit to the frontier took, this run", |s| {
+        &summary(s).commit_latency
+    }),
+];
+
 #[derive(Debug)]
 struct Scrape(Vec<SiteSnapshot>);
 
@@ -212,6 +224,19 @@ impl Collector for Scrape {
                         (false, false) => ConstGauge::new(v).encode(sample)?,
                     }
                 }
+            }
+        }
+        for (name, help, pick) in HISTOGRAMS {
+            let mut m = e.encode_descriptor(name, help, None, MetricType::Histogram)?;
+            for site in &self.0 {
+                let h = pick(site);
+                let labels = [("site", site.site.clone())];
+                m.encode_family(&labels)?.encode_histogram::<NoLabelSet>(
+                    h.sum_secs,
+                    h.count,
+                    &h.buckets(),
+                    None,
+                )?;
             }
         }
         Ok(())

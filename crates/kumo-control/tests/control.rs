@@ -116,6 +116,16 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     assert_eq!(value(&body, "kumo_pages_total"), summary.pages as f64, "the end matches the summary");
     assert_eq!(value(&body, "kumo_body_bytes_total"), summary.bytes as f64);
     assert_eq!(value(&body, "kumo_queued"), 0.0);
+    // Every answer's latency, in a histogram whose count is the answers (robots.txt's too).
+    let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let fetch =
+        scrape.samples.iter().find(|s| s.metric == "kumo_fetch_latency_seconds").expect("a histogram");
+    let prometheus_parse::Value::Histogram(buckets) = &fetch.value else { panic!("{:?}", fetch.value) };
+    let answers: u64 = summary.by_status.values().sum();
+    let all = buckets.iter().find(|b| b.less_than.is_infinite()).expect("a +Inf bucket").count;
+    assert!(all >= answers as f64, "{all} answers in the histogram, {answers} in the summary");
+    assert_eq!(summary.fetch_latency.count as f64, all);
+    assert!(summary.commit_latency.count > 0, "commits timed");
     let (status, json) = get(addr, "/api/status").await;
     assert_eq!(status, 200);
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -25,6 +25,8 @@ pub(crate) struct Committed {
     /// Links the frontier had seen already.
     seen: u64,
     error: Option<FrontierError>,
+    /// How long the frontier took.
+    took: std::time::Duration,
 }
 
 /// The commit in flight, if any.
@@ -106,6 +108,7 @@ impl Committer {
 /// Counts a finished commit's report.
 pub(crate) fn apply(parts: &Parts, tally: &mut Tally, done: Committed) {
     tally.skip(SkipReason::Seen, done.seen);
+    tally.commit_latency.observe(done.took);
     if let Some(e) = done.error {
         storage_error(parts, tally, e);
     }
@@ -121,7 +124,10 @@ struct CommitTask {
 
 impl CommitTask {
     async fn run(self, commit: Commit) -> Committed {
-        let (seen, stats, batch, error) = match self.frontier.commit(commit).await {
+        let started = std::time::Instant::now();
+        let result = self.frontier.commit(commit).await;
+        let took = started.elapsed();
+        let (seen, stats, batch, error) = match result {
             Ok(report) => {
                 let batch = (!report.items.is_empty() || report.journaled_to.is_some())
                     .then_some(ItemBatch { items: report.items, journaled_to: report.journaled_to });
@@ -141,6 +147,6 @@ impl CommitTask {
             // Back-pressure: a slow sink holds this commit open, and the next waits for it.
             let _ = self.item_tx.send(batch).await;
         }
-        Committed { seen, error }
+        Committed { seen, error, took }
     }
 }

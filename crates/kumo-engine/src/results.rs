@@ -33,6 +33,12 @@ pub(crate) struct Tally {
     /// This run's re-crawl counts (not saved: a summary says what its own run found).
     #[serde(skip)]
     pub changes: crate::Changes,
+    /// This run's answers' latency to their headers (not saved).
+    #[serde(skip)]
+    pub fetch_latency: crate::Histogram,
+    /// This run's commits' latency (not saved).
+    #[serde(skip)]
+    pub commit_latency: crate::Histogram,
 }
 
 impl Tally {
@@ -127,6 +133,9 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
             && let Err(e) = parts.frontier.adjust_host(&host, adj).await
         {
             storage_error(parts, tally, e);
+        }
+        if let Some(l) = r.latency {
+            tally.fetch_latency.observe(l);
         }
         if let Some(s) = r.sample {
             let floor = cfg.politeness.policy_for(&s.host).delay;

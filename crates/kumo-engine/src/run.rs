@@ -521,6 +521,8 @@ fn summary_of(
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         trap_warnings: parts.traps.lock().unwrap_or_else(|e| e.into_inner()).warnings(),
         changes: tally.changes,
+        fetch_latency: tally.fetch_latency.clone(),
+        commit_latency: tally.commit_latency.clone(),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

@@ -35,6 +35,8 @@ pub(crate) struct PageResult {
     pub extra: Vec<(Fingerprint, Request)>,
     /// How fast the host answered, for the adaptive throttle (only when it is on).
     pub sample: Option<LatencySample>,
+    /// How long the answer's headers took to come, when there was an answer.
+    pub latency: Option<Duration>,
 }
 
 /// One answer's latency, for the adaptive throttle.
@@ -154,6 +156,7 @@ impl DownloadStage {
                 adjust: None,
                 extra: Vec::new(),
                 sample: None,
+                latency: None,
             });
         };
         let Some(robots) = &self.robots else {
@@ -175,7 +178,14 @@ impl DownloadStage {
         let adjust = crawl_delay
             .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), ..Default::default() }));
         let reply = |outcome, adjust, extra| {
-            Handled::Report(PageResult { lease: lease.id, outcome, adjust, extra, sample: None })
+            Handled::Report(PageResult {
+                lease: lease.id,
+                outcome,
+                adjust,
+                extra,
+                sample: None,
+                latency: None,
+            })
         };
         match check.decision {
             Decision::Allow => {}
@@ -299,11 +309,12 @@ pub(crate) async fn parse_task(
             }),
             _ => None,
         };
+        let latency = f.result.as_ref().ok().map(|r| r.latency);
         let (outcome, adjust) = match f.result {
             Ok(resp) => stage.analyze(&module, resp),
             Err(e) => (Outcome::Failed(e), None),
         };
-        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample };
+        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample, latency };
         if results.send(result).await.is_err() {
             break;
         }

@@ -121,6 +121,10 @@ pub struct Summary {
     /// What this run found of the pages it asked for again (`--recrawl`), and how many pages
     /// were new.
     pub changes: Changes,
+    /// This run's answers: how long their headers took to come.
+    pub fetch_latency: crate::Histogram,
+    /// This run's commits to the frontier: how long each took.
+    pub commit_latency: crate::Histogram,
     pub modules: Modules,
 }
 
