@@ -579,6 +579,10 @@ pub struct BenchArgs {
     /// Implies --durable.
     #[arg(long)]
     pub recrawl: bool,
+    /// Then measure what watching costs: the same crawl in memory, plainly and with the
+    /// control server up and /metrics read once a second, three times each, alternately.
+    #[arg(long)]
+    pub listen: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -16,7 +16,7 @@ use tokio::process::Command;
 use super::args::{BenchArgs, StateArgs};
 
 /// CPU seconds (user + system) used by this process so far.
-fn cpu_secs() -> Option<f64> {
+pub(super) fn cpu_secs() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name (which may contain spaces) start after the last ')'.
     let rest = &stat[stat.rfind(')')? + 2..];
@@ -69,6 +69,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         keep_pages: a.recrawl,
         ..Default::default()
     };
+    let cfg_for_listen = CrawlConfig { keep_pages: false, ..cfg.clone() };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
     let mut kept_store = None;
     let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if durable {
@@ -113,6 +114,11 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         }
         _ => None,
     };
+    // --listen: while the site still serves.
+    let watching = match a.listen {
+        true => Some(super::bench_listen::compare(&cfg_for_listen).await?),
+        false => None,
+    };
     let _ = child.kill().await;
     // The store's background work ends with its last handle: only then may its files go.
     drop((frontier, kept_store));
@@ -143,6 +149,9 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             "  body bytes: {bytes} ({:.1} % of the first crawl's)",
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
         );
+    }
+    if let Some(line) = &watching {
+        println!("{line}");
     }
     if a.json {
         let j = serde_json::json!({

@@ -13,6 +13,7 @@ macro_rules! say {
 
 mod args;
 mod bench;
+mod bench_listen;
 mod crawl;
 mod demo;
 mod failures_cmd;

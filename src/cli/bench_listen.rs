@@ -1,0 +1,83 @@
+//! `kumo bench --listen`: what watching a crawl costs. The same crawl of the synthetic site,
+//! in memory, plainly and with the control server up and a scraper reading `/metrics` once a
+//! second, alternately, three times each; the medians of pages/s side by side (one run, one
+//! machine: a ratio, not absolute speeds).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use kumo_control::{Control, ControlServer, ListenConfig, Sites};
+use kumo_engine::{CrawlConfig, Engine};
+use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
+use kumo_pipeline::JsonLinesSink;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const ROUNDS: usize = 3;
+
+/// Crawls with `cfg` plainly and watched, alternately; the line that says the medians.
+pub async fn compare(cfg: &CrawlConfig) -> Result<String> {
+    let (mut plain, mut watched) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for _ in 0..ROUNDS {
+        let (rate, cpu) = crawl(cfg, false).await?;
+        plain.0.push(rate);
+        plain.1.push(cpu);
+        let (rate, cpu) = crawl(cfg, true).await?;
+        watched.0.push(rate);
+        watched.1.push(cpu);
+    }
+    let (p, w) = (median(&mut plain.0), median(&mut watched.0));
+    let (pc, wc) = (median(&mut plain.1), median(&mut watched.1));
+    Ok(format!(
+        "listen:       watched (--listen, /metrics read once a second) against plain, medians of {ROUNDS} \
+         crawls each, in memory:\n  pages/s:    {w:.0} against {p:.0} ({:.3}×)\n  cpu/page:   {wc:.1} µs against \
+         {pc:.1} µs ({:.3}×)",
+        w / p.max(1e-9),
+        wc / pc.max(1e-9)
+    ))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One crawl in memory; its pages per second and CPU per page (µs).
+async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<(f64, f64)> {
+    let politeness = cfg.politeness.clone();
+    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
+    let sink = JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()));
+    let mut engine = Engine::new();
+    engine.init(cfg.clone(), frontier, vec![Box::new(sink)])?;
+    let server = match watched {
+        true => {
+            let listen = ListenConfig { addr: SocketAddr::from(([127, 0, 0, 1], 0)), token: None };
+            Some(ControlServer::start(listen, Sites::one("bench", Control::of(&engine))).await?)
+        }
+        false => None,
+    };
+    let scraper = server.as_ref().map(|s| tokio::spawn(scrape_every_second(s.addr())));
+    let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
+    engine.start().await?;
+    let summary = engine.wait().await?;
+    let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
+    if let Some(s) = scraper {
+        s.abort();
+    }
+    Ok((summary.pages_per_sec, cpu / summary.pages.max(1) as f64 * 1e6))
+}
+
+/// Reads `/metrics` once a second, as a Prometheus server would.
+async fn scrape_every_second(addr: SocketAddr) {
+    loop {
+        if let Ok(mut s) = tokio::net::TcpStream::connect(addr).await {
+            let req = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+            let mut body = Vec::new();
+            if s.write_all(req.as_bytes()).await.is_ok() {
+                let _ = s.read_to_end(&mut body).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
