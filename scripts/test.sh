@@ -7,6 +7,9 @@
 # is contacted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No incremental-compilation state: a clean clone (as CI has) never reuses it, and for the
+# workspace's hundred test binaries it is gigabytes that a small CI disk cannot spare.
+export CARGO_INCREMENTAL=0
 
 # Installs Debian package $1 (for what $2 says) unless it is there already: the tests start
 # throwaway servers from these binaries, and fail, never skip, without them.
