@@ -26,10 +26,11 @@ pub enum Command {
     /// Crawl from one or more start URLs, writing one JSON line per fetched page.
     #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Crawl(Box<CrawlArgs>),
-    /// Run the sites of spider files on their schedules ([site.schedule]), until each has
-    /// run its `times` (forever if one has none) or Ctrl-C. Every run after a site's first
-    /// asks for its known pages again and writes only what changed; a run cut short goes on
-    /// when kumo run starts again.
+    /// Run the sites of spider files on their schedules ([site.schedule]).
+    ///
+    /// Until each has run its `times` (forever if one has none) or Ctrl-C. Every run after a
+    /// site's first asks for its known pages again and writes only what changed; a run cut
+    /// short goes on when kumo run starts again.
     #[command(after_help = super::outcome::EXIT_STATUS_HELP)]
     Run(RunArgs),
     /// When the sites of spider files run next, and what their schedules have done.
