@@ -105,19 +105,8 @@ pub struct RunArgs {
     /// Accept any TLS certificate, unverified: only for hosts you control.
     #[arg(long)]
     pub insecure: bool,
-    /// Serve the sites' metrics and controls on ADDR (as kumo crawl --listen; each site's
-    /// current run is a site of the server, its metrics labelled site="NAME").
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<std::net::SocketAddr>,
-    /// With --listen: every request must carry `Authorization: Bearer TOKEN`.
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "KUMO_LISTEN_TOKEN",
-        hide_env_values = true,
-        requires = "listen"
-    )]
-    pub listen_token: Option<String>,
+    #[command(flatten)]
+    pub listen: ListenArgs,
     /// A run whose share of requests failed for good exceeds this percentage ends the daemon
     /// with status 4 when it exits.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
@@ -486,21 +475,8 @@ pub struct CrawlArgs {
     /// No progress bar, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
-    /// Serve the crawl's metrics and controls on ADDR while it runs (127.0.0.1:9100; port 0
-    /// for any free one): GET /metrics (Prometheus), GET /api/status, POST /api/pause,
-    /// /api/resume, /api/stop (graceful). A non-loopback ADDR needs --listen-token.
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<std::net::SocketAddr>,
-    /// With --listen: every request must carry `Authorization: Bearer TOKEN` (at least 16
-    /// characters).
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        env = "KUMO_LISTEN_TOKEN",
-        hide_env_values = true,
-        requires = "listen"
-    )]
-    pub listen_token: Option<String>,
+    #[command(flatten)]
+    pub listen: ListenArgs,
     /// With a spider file (`kumo crawl FILE.toml`): replaces `{base}` in its seeds.
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,
@@ -510,6 +486,28 @@ pub struct CrawlArgs {
     /// what was asked for rather than on values: a spider file takes only a few.
     #[arg(skip)]
     pub given: Vec<String>,
+}
+
+/// `--listen`: the control server of a crawl (`kumo crawl`, `kumo run`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ListenArgs {
+    /// Serve the crawl's metrics and controls on ADDR while it runs (127.0.0.1:9100; port 0
+    /// for any free one): GET /metrics (Prometheus), GET /api/status, POST /api/pause,
+    /// /api/resume, /api/stop (graceful). Each site of a spider file (under kumo run: its
+    /// current run) is a site of the server, its metrics labelled site="NAME". A non-loopback
+    /// ADDR needs --listen-token.
+    #[arg(long = "listen", value_name = "ADDR")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// With --listen: every request must carry `Authorization: Bearer TOKEN` (at least 16
+    /// characters).
+    #[arg(
+        long = "listen-token",
+        value_name = "TOKEN",
+        env = "KUMO_LISTEN_TOKEN",
+        hide_env_values = true,
+        requires = "addr"
+    )]
+    pub token: Option<String>,
 }
 
 /// Where the crawl's state lives. By default in `.kumo/state/NAME` (NAME from the start URLs),

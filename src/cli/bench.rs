@@ -34,6 +34,14 @@ fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// An in-memory frontier for `cfg`, and a sink that serializes page records as a real crawl
+/// does, then throws them away.
+pub(super) fn in_memory(cfg: &CrawlConfig) -> (Arc<MemoryFrontier>, JsonLinesSink) {
+    let politeness = cfg.politeness.clone();
+    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
+    (frontier, JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink())))
+}
+
 pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("cannot find the kumo executable")?;
     let durable = a.durable || a.recrawl;
@@ -85,11 +93,8 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         kept_store = Some(store.clone());
         (store.clone(), Engine::new().with_journal(store), sink)
     } else {
-        let politeness = cfg.politeness.clone();
-        let frontier =
-            Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
-        // Page records are serialized as for a real crawl, then thrown away.
-        (frontier, Engine::new(), JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink())))
+        let (frontier, sink) = in_memory(&cfg);
+        (frontier, Engine::new(), sink)
     };
     let cpu0 = cpu_secs().unwrap_or(0.0);
     engine.init(cfg.clone(), frontier.clone(), vec![Box::new(sink)])?;

@@ -4,14 +4,11 @@
 //! machine: a ratio, not absolute speeds).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use kumo_control::{Control, ControlServer, ListenConfig, Sites};
 use kumo_engine::{CrawlConfig, Engine};
-use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
-use kumo_pipeline::JsonLinesSink;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ROUNDS: usize = 3;
@@ -45,9 +42,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// One crawl in memory; its pages per second and CPU per page (µs).
 async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<(f64, f64)> {
-    let politeness = cfg.politeness.clone();
-    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
-    let sink = JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()));
+    let (frontier, sink) = super::bench::in_memory(cfg);
     let mut engine = Engine::new();
     engine.init(cfg.clone(), frontier, vec![Box::new(sink)])?;
     let server = match watched {

@@ -245,9 +245,13 @@ async fn crawl(
         EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
         other => other.into(),
     })?;
-    // Listening before the start, so a watcher sees the crawl from its first page.
-    let sites = kumo_control::Sites::one("crawl", kumo_control::Control::of(&engine));
-    let control = super::listen::start(a.listen, a.listen_token.clone(), &sites).await?;
+    // Listening before the start, so a watcher sees the crawl from its first page; without
+    // --listen nobody watches, and the engine publishes nothing.
+    let sites = kumo_control::Sites::default();
+    let control = super::listen::start(&a.listen, &sites).await?;
+    if control.is_some() {
+        sites.put("crawl", kumo_control::Control::of(&engine));
+    }
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
     // few, to say why when nothing at all could be fetched.

@@ -92,7 +92,7 @@ fn pages(a: &PagesArgs) -> Result<()> {
     let store = open(&a.state)?;
     let mut out = std::io::stdout().lock();
     let now = kumo_spider::schedule::millis(std::time::SystemTime::now());
-    let at = |ms: u64| super::run_cmd::when(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms));
+    let at = |ms: u64| super::run_cmd::when(kumo_spider::schedule::from_millis(ms));
     let mut failed = None;
     if !a.json {
         writeln!(out, "{:20}  {:>10}  {:20}  URL", "CHECKED", "INTERVAL", "DUE")?;

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use kumo_downloader::ExtraRoots;
 use kumo_engine::{StopCause, Summary};
-use kumo_spider::schedule::{Due, Schedule, ScheduleRecord, millis};
+use kumo_spider::schedule::{Due, Schedule, ScheduleRecord, from_millis, millis};
 use kumo_spider::{LoadOptions, SiteSpec, SpiderFile, StopSignal};
 use tokio::task::JoinSet;
 
@@ -127,7 +127,7 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     };
     let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
     let watched = kumo_control::Sites::default();
-    let control = super::listen::start(a.listen, a.listen_token.clone(), &watched).await?;
+    let control = super::listen::start(&a.listen, &watched).await?;
     let hook = control.as_ref().map(|_| super::listen::hook(&watched));
     let shared = Arc::new(Shared {
         state,
@@ -295,7 +295,7 @@ async fn one_run(
     let mut site = s.site.clone();
     // The pages it checks count as checked at the run's tick: they fall due by a later one.
     let tick = record.last_tick_ms.or(record.last_start_ms);
-    site.crawl.checked_at = tick.map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms));
+    site.crawl.checked_at = tick.map(from_millis);
     let prepared = spider::prepare_site(site, &opts).await?;
     let result = kumo_spider::run_site_in(
         &prepared.job.site,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Result;
-use kumo_spider::schedule::{Due, ScheduleRecord, millis};
+use kumo_spider::schedule::{Due, ScheduleRecord, from_millis, millis};
 use kumo_store_embedded::{StateLock, StoreError};
 use serde_json::json;
 
@@ -72,7 +72,7 @@ fn row(s: &ScheduledSite) -> Result<Row> {
         site: s.site.name.clone(),
         schedule: s.schedule.cadence.describe(),
         runs,
-        last: record.as_ref().and_then(|r| r.last_start_ms).map(at),
+        last: record.as_ref().and_then(|r| r.last_start_ms).map(from_millis),
         next: String::new(),
         next_at: None,
         state: "waiting",
@@ -89,7 +89,7 @@ fn row(s: &ScheduledSite) -> Result<Row> {
     (row.next, row.state) = match s.schedule.due(&record) {
         Due::Finished => ("- (done)".into(), "done"),
         Due::Resume if locked(s)? => {
-            (format!("running since {}", when(at(record.last_start_ms.unwrap_or(0)))), "running")
+            (format!("running since {}", when(from_millis(record.last_start_ms.unwrap_or(0)))), "running")
         }
         Due::Resume => ("cut short: goes on when kumo run starts".into(), "cut-short"),
         Due::At(t) => {
@@ -98,10 +98,6 @@ fn row(s: &ScheduledSite) -> Result<Row> {
         }
     };
     Ok(row)
-}
-
-fn at(ms: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms)
 }
 
 fn in_time(t: SystemTime, now: SystemTime) -> String {

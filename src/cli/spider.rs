@@ -176,7 +176,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         scheduled: false,
     };
     let sites = kumo_control::Sites::default();
-    let control = super::listen::start(a.listen, a.listen_token.clone(), &sites).await?;
+    let control = super::listen::start(&a.listen, &sites).await?;
     let mut jobs = Vec::new();
     let mut closers = Vec::new();
     let mut created = std::collections::HashMap::new();

@@ -130,8 +130,8 @@ async fn recrawl(store: &EmbeddedStore, who: &str, conditional: bool) -> Result<
     let r = store.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()), conditional)?;
     let later = match r.next_due_ms {
         Some(ms) => {
-            let at = SystemTime::UNIX_EPOCH + Duration::from_millis(ms);
-            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
+            let left =
+                kumo_spider::schedule::from_millis(ms).duration_since(SystemTime::now()).unwrap_or_default();
             format!(" ({} not due yet, the first in {})", r.not_due, span(left))
         }
         None => String::new(),

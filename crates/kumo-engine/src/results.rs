@@ -137,9 +137,9 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
         if let Some(l) = r.latency {
             tally.fetch_latency.observe(l);
         }
-        if let Some(s) = r.sample {
+        if let (Some(s), Some(latency)) = (r.sample, r.latency) {
             let floor = cfg.politeness.policy_for(&s.host).delay;
-            parts.with_throttle(|t| t.observe(&s.host, s.latency, s.ok, floor));
+            parts.with_throttle(|t| t.observe(&s.host, latency, s.ok, floor));
         }
         if let Outcome::Page { discovered, .. } = &r.outcome {
             parts.meet_hosts(discovered);

@@ -33,17 +33,17 @@ pub(crate) struct PageResult {
     pub adjust: Option<(String, HostAdjustment)>,
     /// New requests found on the way, queued whatever the outcome.
     pub extra: Vec<(Fingerprint, Request)>,
-    /// How fast the host answered, for the adaptive throttle (only when it is on).
+    /// Who answered and how, for the adaptive throttle (only when it is on).
     pub sample: Option<LatencySample>,
-    /// How long the answer's headers took to come, when there was an answer.
+    /// How long the answer's headers took to come, when there was an answer (the throttle's
+    /// sample and the latency histogram read it).
     pub latency: Option<Duration>,
 }
 
-/// One answer's latency, for the adaptive throttle.
+/// One answer, for the adaptive throttle (its latency is the result's).
 pub(crate) struct LatencySample {
     /// `host[:port]`.
     pub host: String,
-    pub latency: Duration,
     /// A 2xx answer (only those may lower the host's delay).
     pub ok: bool,
 }
@@ -302,11 +302,9 @@ pub(crate) async fn parse_task(
 ) {
     while let Ok(f) = fetched.recv().await {
         let sample = match &f.result {
-            Ok(resp) if stage.cfg.auto_throttle.is_some() => Some(LatencySample {
-                host: resp.request.host_key(),
-                latency: resp.latency,
-                ok: resp.status.is_success(),
-            }),
+            Ok(resp) if stage.cfg.auto_throttle.is_some() => {
+                Some(LatencySample { host: resp.request.host_key(), ok: resp.status.is_success() })
+            }
             _ => None,
         };
         let latency = f.result.as_ref().ok().map(|r| r.latency);

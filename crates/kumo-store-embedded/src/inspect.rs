@@ -260,11 +260,8 @@ impl EmbeddedStore {
         let mut inner = self.lock();
         let inner = &mut *inner;
         let mut report = Revisits::default();
-        for kv in self.sp.pages.iter() {
-            let (_, value) = kv?;
-            let Ok(page) = serde_json::from_slice::<PageRecord>(&value) else {
-                return Err(corrupt(self.dir(), "a page record is not JSON"));
-            };
+        for page in self.page_records() {
+            let page = page?;
             if !page.due(now_ms) {
                 report.not_due += 1;
                 let at = page.checked_ms.saturating_add(page.interval_ms);
@@ -302,17 +299,21 @@ impl EmbeddedStore {
     /// returns false. Returns how many it was called with.
     pub fn for_each_page(&self, mut f: impl FnMut(PageRecord) -> bool) -> Result<usize, StoreError> {
         let mut n = 0;
-        for kv in self.sp.pages.iter() {
-            let (_, value) = kv?;
-            let Ok(page) = serde_json::from_slice::<PageRecord>(&value) else {
-                return Err(corrupt(self.dir(), "a page record is not JSON"));
-            };
+        for page in self.page_records() {
             n += 1;
-            if !f(page) {
+            if !f(page?) {
                 break;
             }
         }
         Ok(n)
+    }
+
+    /// The kept pages' records, by URL; one that does not decode is damage.
+    fn page_records(&self) -> impl Iterator<Item = Result<PageRecord, StoreError>> + '_ {
+        self.sp.pages.iter().map(|kv| {
+            let (_, value) = kv?;
+            serde_json::from_slice(&value).map_err(|_| corrupt(self.dir(), "a page record is not JSON"))
+        })
     }
 
     /// Takes `n` off the saved `failed` counter: those requests are work again, and the next

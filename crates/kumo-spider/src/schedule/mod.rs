@@ -55,7 +55,8 @@ pub fn millis(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-fn time(ms: u64) -> SystemTime {
+/// The time `ms` milliseconds after the Unix epoch.
+pub fn from_millis(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
@@ -153,7 +154,7 @@ impl Schedule {
             Some(last) => self.cadence.tick_from(anchor, last, false),
         };
         // No tick left in range (a cron pattern past its last year): nothing more to run.
-        next.map_or(Due::Finished, |ms| Due::At(time(ms)))
+        next.map_or(Due::Finished, |ms| Due::At(from_millis(ms)))
     }
 
     /// The ticks after `due_ms` up to `now_ms`, which a run starting now stands for (they went

@@ -7,7 +7,7 @@ fn record(since_ms: u64) -> ScheduleRecord {
 }
 
 fn every(text: &str, start: Option<u64>, times: Option<u32>) -> Schedule {
-    Schedule { cadence: Cadence::every(text).unwrap(), start: start.map(time), times }
+    Schedule { cadence: Cadence::every(text).unwrap(), start: start.map(from_millis), times }
 }
 
 fn cron(text: &str) -> Schedule {
