@@ -85,6 +85,5 @@ async fn requeue(a: RequeueArgs) -> Result<()> {
 
 /// `status`, `connect`, `too-large`…: the names the summary uses.
 fn parse_kind(s: &str) -> Result<ErrorKind> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .map_err(|e| usage(anyhow!("--kind {s:?}: {e}")))
+    s.parse().map_err(|e| usage(anyhow!("--kind {s:?}: {e}")))
 }

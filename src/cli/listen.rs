@@ -20,7 +20,7 @@ pub async fn start(a: &ListenArgs, sites: &Sites) -> Result<Option<ControlServer
         other => usage(other.into()),
     })?;
     say!(
-        "control: http://{}/ (GET /metrics, /api/status; POST /api/pause, /api/resume, /api/stop)",
+        "control: http://{}/ (GET /metrics, /api/status|failures|frontier?host=; POST /api/pause|resume|stop|requeue-failures)",
         server.addr()
     );
     Ok(Some(server))

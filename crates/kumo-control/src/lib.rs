@@ -1,11 +1,12 @@
 //! The control server of a running crawl (`kumo crawl --listen ADDR`): Prometheus metrics
 //! (`/metrics`), its status (`/api/status`: the summary so far, the busiest hosts, the last
-//! failures; `/api/failures`), the verbs that steer it (`POST /api/pause`, `/api/resume`,
-//! `/api/stop`), and a status page (`/`: one self-contained file, no CDN, polling the API).
+//! failures; `/api/failures`; `/api/frontier?host=`: what is queued for a host), the verbs
+//! that steer it (`POST /api/pause`, `/api/resume`, `/api/stop`, `/api/requeue-failures`),
+//! and a status page (`/`: one self-contained file, no CDN, polling the API).
 //!
-//! Handlers never touch the frontier or wait on the scheduler: they read the summary the
-//! engine publishes twice a second and the progress counters, and they send requests through
-//! the engine's [`Pauser`] and [`Stopper`], which the scheduler reads between its steps.
+//! Handlers never touch the frontier themselves: they read the summary the engine publishes
+//! twice a second and the progress counters, and they send requests through the engine's
+//! [`Pauser`], [`Stopper`] and [`Steer`], which the scheduler reads between its steps.
 //!
 //! Guarded against other web pages (a browser reaches loopback too): the `Host` header must
 //! name the server's own address, control verbs are `POST` only, and no CORS header is sent.
@@ -19,7 +20,7 @@ mod server;
 
 use std::sync::Arc;
 
-use kumo_engine::{Live, Pauser, Progress, Stopper};
+use kumo_engine::{Live, Pauser, Progress, Steer, Stopper};
 use tokio::sync::watch;
 
 pub use error::ControlError;
@@ -31,6 +32,8 @@ pub use server::{ControlServer, ListenConfig};
 pub struct Control {
     pub stopper: Stopper,
     pub pauser: Pauser,
+    /// Re-queues failures and shows a host's queue, through the scheduler.
+    pub steer: Steer,
     /// The engine's summary, busiest hosts and last failures as of its last publication
     /// (`None` before its run starts).
     pub live: watch::Receiver<Option<Arc<Live>>>,
@@ -43,6 +46,7 @@ impl Control {
         Control {
             stopper: engine.stopper(),
             pauser: engine.pauser(),
+            steer: engine.steer(),
             live: engine.live(),
             progress: engine.progress(),
         }

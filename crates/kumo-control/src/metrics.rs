@@ -183,6 +183,13 @@ const FAMILIES: &[Family] = &[
         read: |s| plain(u64::from(s.paused)),
     },
     Family {
+        name: "kumo_politeness_wait_seconds",
+        help: "Seconds this run had free slots and queued work but every host with work had to wait \
+               (its delay, a pause, its rate limits, a retry's back-off)",
+        counter: true,
+        read: |s| vec![(Vec::new(), summary(s).politeness_wait_secs)],
+    },
+    Family {
         name: "kumo_elapsed_seconds",
         help: "Seconds since this run started",
         counter: false,

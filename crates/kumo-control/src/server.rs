@@ -50,6 +50,8 @@ impl ControlServer {
             .route("/", get(page))
             .route("/metrics", get(metrics))
             .route("/api/failures", get(failures))
+            .route("/api/frontier", get(frontier))
+            .route("/api/requeue-failures", post(requeue_failures))
             .route("/api/status", get(status))
             .route("/api/pause", post(pause))
             .route("/api/resume", post(resume))
@@ -212,6 +214,79 @@ fn each(sites: &Sites, which: &Which, verb: impl Fn(&Control) -> Result<(), Stri
             Ok(()) => done.push(name.clone()),
             Err(e) => {
                 refused.insert(name.clone(), e.into());
+            }
+        }
+    }
+    let status = if done.is_empty() { StatusCode::CONFLICT } else { StatusCode::OK };
+    (status, Json(json!({ "sites": done, "refused": refused }))).into_response()
+}
+
+/// Requests shown by `/api/frontier` unless `limit` says otherwise, and at most.
+const SHOWN: usize = 50;
+const SHOWN_MAX: usize = 1000;
+
+/// `?host=HOST[:PORT]&limit=N&site=NAME`.
+#[derive(Debug, serde::Deserialize)]
+struct HostQuery {
+    host: String,
+    limit: Option<usize>,
+    // Not a flattened `Which`: flattening makes serde read `limit` as text, not a number.
+    site: Option<String>,
+}
+
+/// What is queued for one host of one site, its next requests first.
+async fn frontier(State(sites): State<Sites>, Query(q): Query<HostQuery>) -> Response {
+    let (_, c, _) = match one(&sites, &Which { site: q.site.clone() }) {
+        Ok(v) => v,
+        Err(r) => return r.into_response(),
+    };
+    match c.steer.host_queue(&q.host, q.limit.unwrap_or(SHOWN).min(SHOWN_MAX)).await {
+        Ok(Some(queue)) => Json(queue).into_response(),
+        Ok(None) => {
+            (StatusCode::NOT_FOUND, format!("no host {:?} in the frontier\n", q.host)).into_response()
+        }
+        Err(e) => refused(e),
+    }
+}
+
+/// A steering request the crawl could not carry out: it has ended, or its storage failed.
+fn refused(e: kumo_engine::SteerError) -> Response {
+    let status = match e {
+        kumo_engine::SteerError::NotRunning => StatusCode::CONFLICT,
+        kumo_engine::SteerError::Frontier(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (status, format!("{e}\n")).into_response()
+}
+
+/// `?kind=timeout,connect&site=NAME`: the kinds to re-queue (all without).
+#[derive(Debug, serde::Deserialize)]
+struct KindsQuery {
+    kind: Option<String>,
+    site: Option<String>,
+}
+
+/// Moves failures back to the queue of each site named (all without `?site=`).
+async fn requeue_failures(State(sites): State<Sites>, Query(q): Query<KindsQuery>) -> Response {
+    let mut kinds = Vec::new();
+    for k in q.kind.iter().flat_map(|k| k.split(',')).filter(|k| !k.is_empty()) {
+        match k.parse::<kumo_core::ErrorKind>() {
+            Ok(kind) => kinds.push(kind),
+            Err(e) => return (StatusCode::BAD_REQUEST, format!("kind {k:?}: {e}\n")).into_response(),
+        }
+    }
+    let chosen = match chosen(&sites, &Which { site: q.site }) {
+        Ok(c) => c,
+        Err(r) => return r.into_response(),
+    };
+    let mut done = serde_json::Map::new();
+    let mut refused = serde_json::Map::new();
+    for (name, c) in &chosen {
+        match c.steer.requeue_failures(kinds.clone()).await {
+            Ok(report) => {
+                done.insert(name.clone(), json!(report));
+            }
+            Err(e) => {
+                refused.insert(name.clone(), e.to_string().into());
             }
         }
     }

@@ -116,6 +116,10 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     assert_eq!(value(&body, "kumo_pages_total"), summary.pages as f64, "the end matches the summary");
     assert_eq!(value(&body, "kumo_body_bytes_total"), summary.bytes as f64);
     assert_eq!(value(&body, "kumo_queued"), 0.0);
+    // One request at a time, 10 ms apart: most of the crawl waited on politeness.
+    let waited = value(&body, "kumo_politeness_wait_seconds_total");
+    assert!(waited > 0.2 && waited <= summary.elapsed_secs, "{waited} s of {} s", summary.elapsed_secs);
+    assert_eq!(waited, summary.politeness_wait_secs);
     // Every answer's latency, in a histogram whose count is the answers (robots.txt's too).
     let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
     let fetch =
@@ -206,4 +210,50 @@ async fn forged_hosts_missing_tokens_and_open_binds_are_refused() {
     assert_eq!(call(addr, "GET", "/?token=wrong", &here, None).await.0, 401);
     assert_eq!(call(addr, "GET", &format!("/metrics?token={token}"), &here, None).await.0, 401);
     assert_eq!(call(addr, "POST", "/api/stop", &here, Some(token)).await.0, 409, "nothing running to stop");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_queue_is_shown_and_failures_go_back_through_the_scheduler() {
+    let (server, mut engine, control) = slow_crawl(200, Duration::from_millis(20)).await;
+    let addr = control.addr();
+    let host = server.addr().to_string();
+    let broken = || server.hits().iter().filter(|h| h.target == "/broken").count();
+    let failures =
+        async || -> serde_json::Value { serde_json::from_str(&get(addr, "/api/failures").await.1).unwrap() };
+    until("/broken to fail", Duration::from_secs(20), async || failures().await["total"] == 1).await;
+    let attempts = broken();
+    assert_eq!(attempts, 3, "a first try and two retries");
+
+    let (status, json) = get(addr, &format!("/api/frontier?host={host}&limit=5")).await;
+    assert_eq!(status, 200, "{json}");
+    let q: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(q["host"].as_str(), Some(host.as_str()));
+    assert!(q["queued"].as_u64().unwrap() > 5, "{q}");
+    let next = q["next"].as_array().unwrap();
+    assert_eq!(next.len(), 5, "at most the limit: {q}");
+    assert!(next.iter().all(|r| r["url"].as_str().unwrap().starts_with(&server.base_url())), "{q}");
+    assert_eq!(get(addr, "/api/frontier?host=nowhere.test").await.0, 404);
+    assert_eq!(get(addr, "/api/frontier").await.0, 400, "a host is required");
+
+    assert_eq!(post(addr, "/api/requeue-failures?kind=no-such-kind").await.0, 400);
+    let (status, json) = post(addr, "/api/requeue-failures?kind=timeout").await;
+    assert_eq!(status, 200, "{json}");
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(r["sites"]["shop"]["requeued"], 0, "an HTTP status failure is not a timeout: {r}");
+    let (status, json) = post(addr, "/api/requeue-failures").await;
+    assert_eq!(status, 200, "{json}");
+    let r: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (r["sites"]["shop"]["requeued"].as_u64(), r["sites"]["shop"]["remaining"].as_u64()),
+        (Some(1), Some(0))
+    );
+    // Back in the queue with its retries reset: three more tries, then it fails again.
+    until("/broken to be tried again", Duration::from_secs(20), async || broken() == 2 * attempts).await;
+    assert_eq!(post(addr, "/api/stop").await.0, 200);
+    let summary = tokio::time::timeout(Duration::from_secs(30), engine.wait()).await.unwrap().unwrap();
+    assert_eq!(summary.failed, 1, "counted once: out when requeued, in when it failed again");
+    assert_eq!(summary.frontier.failed, 1);
+    // The run is over: nothing to steer.
+    assert_eq!(post(addr, "/api/requeue-failures").await.0, 409);
+    server.shutdown().await;
 }

@@ -110,6 +110,17 @@ pub enum ErrorKind {
     Other,
 }
 
+/// A kind by its name (`connect`, `status`, ...), as [`ErrorKind::as_str`] writes it;
+/// the error lists the names there are.
+impl std::str::FromStr for ErrorKind {
+    type Err = serde::de::value::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        use serde::de::IntoDeserializer;
+        ErrorKind::deserialize(s.into_deserializer())
+    }
+}
+
 impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -11,6 +11,7 @@ use kumo_pipeline::{ItemJournal, Pipeline, Sink};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::Steer;
 use crate::analyze::{Analyzer, PageAnalyzer};
 use crate::registrar::Registrar;
 use crate::robots::RobotsCache;
@@ -149,6 +150,8 @@ pub struct Engine {
     pause_tx: Arc<watch::Sender<bool>>,
     /// The summary so far, published while the run goes on, and the last one after it.
     live_tx: Arc<watch::Sender<Option<Arc<crate::Live>>>>,
+    /// The inbox of the run under way, for [`Steer`].
+    inbox: crate::steer::Inbox,
     running: Option<JoinHandle<(Parts, Summary)>>,
     registrar: Option<Arc<Registrar>>,
     journal: Option<Arc<dyn ItemJournal>>,
@@ -175,6 +178,7 @@ impl Engine {
             stop_tx: Arc::new(stop_tx),
             pause_tx: Arc::new(watch::channel(false).0),
             live_tx: Arc::new(watch::channel(None).0),
+            inbox: crate::steer::Inbox::default(),
             running: None,
             registrar: None,
             journal: None,
@@ -355,6 +359,12 @@ impl Engine {
         Pauser { tx: self.pause_tx.clone() }
     }
 
+    /// Steers the run under way through its scheduler (re-queue failures, look at a host's
+    /// queue); between runs its requests fail with [`crate::SteerError::NotRunning`].
+    pub fn steer(&self) -> Steer {
+        Steer::new(self.inbox.clone())
+    }
+
     /// The summary so far, the busiest hosts and the last failures: published twice a second
     /// while the run goes on (while someone watches), and the final ones when it ends. `None`
     /// before the first.
@@ -385,7 +395,10 @@ impl Engine {
         }
         self.stop_tx.send_replace(None);
         let stop_rx = self.stop_tx.subscribe();
-        let watch = crate::run::Watchers { pause: self.pause_tx.subscribe(), live: self.live_tx.clone() };
+        let (steer_tx, steer) = tokio::sync::mpsc::channel(8);
+        *self.inbox.lock().unwrap_or_else(|e| e.into_inner()) = Some(steer_tx);
+        let watch =
+            crate::run::Watchers { pause: self.pause_tx.subscribe(), live: self.live_tx.clone(), steer };
         let status = self.status.clone();
         // Started before the run exists: a run that ends at once must not have its
         // `stopped` overwritten.

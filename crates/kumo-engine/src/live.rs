@@ -65,6 +65,11 @@ impl RecentFailures {
         self.0.push_front(f.clone());
     }
 
+    /// Forgets the failures of `kinds` (all if empty): they were queued again.
+    pub fn forget(&mut self, kinds: &[kumo_core::ErrorKind]) {
+        self.0.retain(|f| !kinds.is_empty() && !kinds.contains(&f.kind));
+    }
+
     pub fn list(&self) -> Vec<FailureRecord> {
         self.0.iter().cloned().collect()
     }

@@ -39,6 +39,10 @@ pub(crate) struct Tally {
     /// This run's commits' latency (not saved).
     #[serde(skip)]
     pub commit_latency: crate::Histogram,
+    /// How long this run had free slots and queued work but every host with work had to
+    /// wait (its delay, a pause, its rate limits, a back-off). Not saved.
+    #[serde(skip)]
+    pub politeness_wait: std::time::Duration,
 }
 
 impl Tally {

@@ -36,6 +36,7 @@ use crate::registrar::Registrar;
 use crate::results::{ItemBatch, Tally, storage_error};
 use crate::robots::RobotsCache;
 use crate::stages::{self, DownloadStage, Fetched, PageResult, ParseStage, admit};
+use crate::steer::Order;
 use crate::summary::{Modules, StopCause};
 use crate::throttle::Throttle;
 use crate::traps::TrapWatch;
@@ -165,6 +166,7 @@ pub(crate) async fn seed(
 pub(crate) struct Watchers {
     pub pause: watch::Receiver<bool>,
     pub live: Arc<watch::Sender<Option<Arc<Live>>>>,
+    pub steer: mpsc::Receiver<Order>,
 }
 
 /// How often the summary so far is published while someone watches.
@@ -187,7 +189,7 @@ pub(crate) async fn run(
     watchers: Watchers,
     mut tally_skips: BTreeMap<SkipReason, u64>,
 ) -> Summary {
-    let Watchers { pause: mut pause_rx, live } = watchers;
+    let Watchers { pause: mut pause_rx, live, steer: mut steer_rx } = watchers;
     // A pause sender gone (its engine dropped) leaves the run unpaused, not spinning.
     let mut pause_open = true;
     let mut next_live = tokio::time::Instant::now();
@@ -384,6 +386,8 @@ pub(crate) async fn run(
             Readiness::Now if can_lease => Some(tokio::time::Instant::now() + Duration::from_millis(1)),
             _ => None,
         };
+        // Slots are free and work is queued, but no host may go before `t`: politeness.
+        let polite_since = matches!(readiness, Readiness::At(_) if can_lease).then(tokio::time::Instant::now);
         tokio::select! {
             first = result_rx.recv() => {
                 let Some(first) = first else { break };
@@ -419,10 +423,28 @@ pub(crate) async fn run(
                 if changed.is_err() { stopping = true; cause.get_or_insert(StopCause::Stopped); }
             }
             changed = pause_rx.changed(), if pause_open => pause_open = changed.is_ok(),
+            Some(order) = steer_rx.recv() => match order {
+                Order::RequeueFailures { kinds, reply } => {
+                    // After the commit in flight, whose failures the frontier then holds.
+                    committer.finish(parts, &mut tally).await;
+                    let report = frontier.requeue_failures(&kinds).await;
+                    if let Ok(r) = &report {
+                        tally.failed = tally.failed.saturating_sub(r.requeued as u64);
+                        parts.recent_failures.lock().unwrap_or_else(|e| e.into_inner()).forget(&kinds);
+                    }
+                    let _ = reply.send(report);
+                }
+                Order::HostQueue { host, max, reply } => {
+                    let _ = reply.send(frontier.host_queue(&host, max).await);
+                }
+            },
             _ = tokio::time::sleep_until(next_live), if watched => {}
             // Seen at the top of the loop; the pipeline task outlives the loop, so its sender
             // does not go away before.
             _ = broken_rx.changed(), if !stopping => {}
+        }
+        if let Some(since) = polite_since {
+            tally.politeness_wait += since.elapsed();
         }
     }
 
@@ -523,6 +545,7 @@ fn summary_of(
         changes: tally.changes,
         fetch_latency: tally.fetch_latency.clone(),
         commit_latency: tally.commit_latency.clone(),
+        politeness_wait_secs: tally.politeness_wait.as_secs_f64(),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

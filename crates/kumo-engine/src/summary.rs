@@ -125,6 +125,10 @@ pub struct Summary {
     pub fetch_latency: crate::Histogram,
     /// This run's commits to the frontier: how long each took.
     pub commit_latency: crate::Histogram,
+    /// How long this run could have fetched more but every host with queued work had to
+    /// wait for politeness (its delay, a pause its server asked for, its rate limits, a
+    /// retry's back-off), in seconds.
+    pub politeness_wait_secs: f64,
     pub modules: Modules,
 }
 

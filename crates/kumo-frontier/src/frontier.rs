@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use kumo_core::{ErrorKind, Fingerprint, Item, Request, StoredRequest};
 use serde::{Deserialize, Serialize};
 
-use crate::{FrontierError, HostView, LiftedPause};
+use crate::{FrontierError, HostQueue, HostView, LiftedPause, RequeueReport};
 
 /// Identifies one hand-out of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -253,10 +253,19 @@ pub trait Frontier: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// What is queued for host `host_key`, with its next `max` requests in the order they go
+    /// out (`None`: the frontier does not know the host).
+    async fn host_queue(&self, host_key: &str, max: usize) -> Result<Option<HostQueue>, FrontierError>;
+
     async fn stats(&self) -> Result<FrontierStats, FrontierError>;
 
     /// The failures recorded so far.
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError>;
+
+    /// Moves the failures of `kinds` (all if empty) back to the queue, their retry counts
+    /// reset, at once (their fingerprints are seen already). A running crawl does this through
+    /// its scheduler, which counts them out of its failures.
+    async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<RequeueReport, FrontierError>;
 
     /// Commits one step atomically (see [`Commit`]). The default pushes, then completes, and
     /// hands the items back: right for backends that keep nothing across a restart.

@@ -38,7 +38,7 @@ pub use frontier::{
 pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{BadRateLimit, HostPolicy, HostRule, Politeness, RateLimit};
-pub use schedule::{HostView, LiftedPause};
+pub use schedule::{HostQueue, HostView, LiftedPause, QueuedRequest};
 pub use scope::{
     MAX_PATH_SEGMENTS, MAX_SEGMENT_REPEATS, MAX_URL_BYTES, Scope, ScopeConfig, ScopeError, UrlPattern,
 };

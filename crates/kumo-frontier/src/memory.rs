@@ -5,12 +5,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
+use kumo_core::request::host_key;
+use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest, Url};
 
 use crate::schedule::{Entry, HostTable, Leased};
 use crate::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    HostView, Lease, LeaseId, LiftedPause, MemorySeenSet, Politeness, PushReport, Readiness, SeenSet,
+    HostQueue, HostView, Lease, LeaseId, LiftedPause, MemorySeenSet, Politeness, PushReport, Readiness,
+    RequeueReport, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -36,7 +38,8 @@ pub struct MemoryFrontier<S: SeenSet = MemorySeenSet> {
 struct State {
     table: HostTable,
     next_seq: u64,
-    failures: Vec<FailureRecord>,
+    /// Each failure with its request, so it can be queued again.
+    failures: Vec<(FailureRecord, StoredRequest)>,
 }
 
 impl State {
@@ -50,14 +53,15 @@ impl State {
         let never = &mut |_, _, _, _| Ok(Vec::new());
         let Leased { leases, invalid } = self.table.lease(max, now, never).unwrap_or_default();
         for (_, entry, message) in invalid {
-            self.failures.push(FailureRecord {
+            let record = FailureRecord {
                 url: entry.request.url.to_string(),
                 kind: ErrorKind::InvalidUrl,
                 message,
                 attempts: entry.request.retries,
                 last_status: None,
                 at: std::time::SystemTime::now(),
-            });
+            };
+            self.failures.push((record, entry.request));
         }
         leases
     }
@@ -189,7 +193,40 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
     }
 
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {
-        Ok(self.lock().failures.clone())
+        Ok(self.lock().failures.iter().map(|(f, _)| f.clone()).collect())
+    }
+
+    async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<RequeueReport, FrontierError> {
+        let now = Instant::now();
+        let mut st = self.lock();
+        let st = &mut *st;
+        let mut report = RequeueReport::default();
+        let mut kept = Vec::new();
+        for (record, mut request) in std::mem::take(&mut st.failures) {
+            let chosen = kinds.is_empty() || kinds.contains(&record.kind);
+            let host = Url::parse(&request.url).ok().map(|u| host_key(&u));
+            match host {
+                Some(host) if chosen => {
+                    request.retries = 0;
+                    request.not_before_ms = None;
+                    let (i, _) = st.table.host_for(&host, now);
+                    st.next_seq += 1;
+                    st.table.enqueue(i, Entry::new(st.next_seq, request), now);
+                    report.requeued += 1;
+                }
+                _ => {
+                    report.invalid += usize::from(chosen);
+                    kept.push((record, request));
+                }
+            }
+        }
+        st.failures = kept;
+        report.remaining = st.failures.len();
+        Ok(report)
+    }
+
+    async fn host_queue(&self, host_key: &str, max: usize) -> Result<Option<HostQueue>, FrontierError> {
+        self.lock().table.peek(host_key, max, &mut |_, _, _, _| Ok(Vec::new()))
     }
 }
 
@@ -255,7 +292,7 @@ impl<S: SeenSet> MemoryFrontier<S> {
                     let mut st = self.lock();
                     match st.table.take_lease(lease) {
                         Ok(out) => {
-                            st.failures.push(failure);
+                            st.failures.push((failure, out.entry.request));
                             st.table.schedule(out.host, now);
                         }
                         Err(e) => note(e),

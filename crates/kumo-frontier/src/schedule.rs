@@ -29,8 +29,10 @@ use crate::instant::later;
 use crate::politeness::RateLog;
 use crate::{FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
 
+mod peek;
 mod waits;
 
+pub use peek::{HostQueue, QueuedRequest};
 pub use waits::{HostView, LiftedPause};
 
 /// A queued request and its position in its level (sequence numbers grow with each push).

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
 use fjall::OwnedWriteBatch;
-use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
+use kumo_core::{ErrorKind, Fingerprint, Priority, Request, StoredRequest};
 use kumo_frontier::schedule::{Entry, Leased};
 use kumo_frontier::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, StoredFailure, later,
+    HostQueue, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, RequeueReport, StoredFailure,
+    later,
 };
 
 use crate::error::{db, encode};
@@ -205,6 +206,31 @@ impl EmbeddedStore {
     }
 }
 
+impl EmbeddedStore {
+    /// Up to `max` entries of a level that spilled, after sequence number `after`, in order.
+    fn spilled(
+        sp: &Spaces,
+        clock: Clock,
+        host: usize,
+        prio: Priority,
+        after: u64,
+        max: usize,
+    ) -> Result<Vec<Entry>, FrontierError> {
+        let from = keys::queue(host_id(host), prio, after.saturating_add(1));
+        let to = keys::queue(host_id(host), prio, u64::MAX);
+        let mut out = Vec::with_capacity(max);
+        for kv in sp.queue.range(&from, &to).take(max) {
+            let (k, v) = kv.map_err(db)?;
+            let (_, _, seq) =
+                keys::parse_queue(&k).ok_or_else(|| FrontierError::Storage("bad queue key".into()))?;
+            let (request, not_before) = read_queued(&v, clock)
+                .map_err(|e| FrontierError::Storage(format!("queued request {seq}: {e}")))?;
+            out.push(Entry { seq, request, not_before });
+        }
+        Ok(out)
+    }
+}
+
 #[async_trait]
 impl Frontier for EmbeddedStore {
     async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
@@ -215,20 +241,7 @@ impl Frontier for EmbeddedStore {
         let sp = &self.sp;
         let mut inner = self.lock();
         let clock = Clock::now();
-        let mut refill = |host: usize, prio, after: u64, max: usize| {
-            let from = keys::queue(host_id(host), prio, after.saturating_add(1));
-            let to = keys::queue(host_id(host), prio, u64::MAX);
-            let mut out = Vec::with_capacity(max);
-            for kv in sp.queue.range(&from, &to).take(max) {
-                let (k, v) = kv.map_err(db)?;
-                let (_, _, seq) =
-                    keys::parse_queue(&k).ok_or_else(|| FrontierError::Storage("bad queue key".into()))?;
-                let (request, not_before) = read_queued(&v, clock)
-                    .map_err(|e| FrontierError::Storage(format!("queued request {seq}: {e}")))?;
-                out.push(Entry { seq, request, not_before });
-            }
-            Ok(out)
-        };
+        let mut refill = |host, prio, after, max| Self::spilled(sp, clock, host, prio, after, max);
         let Leased { leases, invalid } = inner.table.lease(max, clock.instant(), &mut refill)?;
         let mut b = self.batch();
         // A paced host's last lease is written before its request leaves, so a restart after a
@@ -307,6 +320,19 @@ impl Frontier for EmbeddedStore {
 
     async fn learned_delays(&self) -> Result<Vec<(String, Duration)>, FrontierError> {
         Ok(self.lock().table.learned_delays().into_iter().map(|(k, d)| (k.to_string(), d)).collect())
+    }
+
+    async fn host_queue(&self, host_key: &str, max: usize) -> Result<Option<HostQueue>, FrontierError> {
+        let sp = &self.sp;
+        let clock = Clock::now();
+        let inner = self.lock();
+        inner.table.peek(host_key, max, &mut |host, prio, after, max| {
+            Self::spilled(sp, clock, host, prio, after, max)
+        })
+    }
+
+    async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<RequeueReport, FrontierError> {
+        Ok(EmbeddedStore::requeue_failures(self, kinds)?)
     }
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError> {

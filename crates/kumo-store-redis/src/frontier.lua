@@ -1030,6 +1030,41 @@ local function main(keys, args)
     return { tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0 }
   end
 
+  -- One host's queue: its counts (queued, in flight, backing off; none if the host is not
+  -- known), then up to `max` requests as (JSON, not-before ms, 0 if none) pairs in the order
+  -- they go out: its best level first, then those backing off, soonest first.
+  if op == 'queue' then
+    local host, max = arg(), num()
+    local k = hk(host)
+    if redis.call('EXISTS', k) == 0 then
+      return {}
+    end
+    local v = redis.call('HMGET', k, 'q', 'inf', 'bo')
+    local out = { tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0 }
+    local left = max
+    for _, level in ipairs(redis.call('ZRANGE', P .. 'lv:' .. host, 0, -1)) do
+      if left <= 0 then
+        break
+      end
+      for _, json in ipairs(redis.call('LRANGE', P .. 'q:' .. host .. ':' .. level, 0, left - 1)) do
+        out[#out + 1] = json
+        out[#out + 1] = 0
+        left = left - 1
+      end
+    end
+    if left > 0 then
+      local bo = redis.call('ZRANGE', P .. 'bo:' .. host, 0, left - 1, 'WITHSCORES')
+      for i = 1, #bo, 2 do
+        local m = bo[i]
+        local a = string.find(m, '\0', 1, true)
+        local b = string.find(m, '\0', a + 1, true)
+        out[#out + 1] = string.sub(m, b + 1)
+        out[#out + 1] = tonumber(bo[i + 1])
+      end
+    end
+    return out
+  end
+
   if op == 'hosts' then
     local out = {}
     for _, host in ipairs(redis.call('SMEMBERS', K_HOSTS)) do

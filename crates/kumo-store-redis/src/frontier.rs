@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use kumo_core::{Fingerprint, Request, StoredRequest};
+use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest};
 use kumo_frontier::{
     Commit, CommitReport, Completion, ExactSeenSet, FailureRecord, Frontier, FrontierError, FrontierStats,
-    HostAdjustment, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, StoredFailure,
+    HostAdjustment, HostQueue, HostView, Lease, LeaseId, LiftedPause, PushReport, QueuedRequest, Readiness,
+    RequeueReport, StoredFailure,
 };
 use redis::Value;
 use tokio::task::JoinHandle;
@@ -481,6 +482,38 @@ impl Frontier for RedisFrontier {
         }
         out.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(out)
+    }
+
+    async fn host_queue(&self, host_key: &str, max: usize) -> Result<Option<HostQueue>, FrontierError> {
+        let mut a = self.args("queue");
+        a.s(host_key).n(max);
+        let reply = array(self.call(&a).await?)?;
+        if reply.len() < 3 {
+            return Ok(None);
+        }
+        let n = |v: &Value| -> Result<u64, RedisStoreError> { Ok(u64::try_from(int(v)?).unwrap_or(0)) };
+        let mut next = Vec::with_capacity((reply.len() - 3) / 2);
+        for pair in reply[3..].chunks_exact(2) {
+            let request: StoredRequest =
+                serde_json::from_slice(&bytes(pair[0].clone())?).map_err(RedisStoreError::from)?;
+            let mut q = QueuedRequest::from(&request);
+            q.not_before_ms = Some(n(&pair[1])?).filter(|&ms| ms > 0);
+            next.push(q);
+        }
+        Ok(Some(HostQueue {
+            host: host_key.to_string(),
+            queued: n(&reply[0])? as usize,
+            in_flight: n(&reply[1])? as usize,
+            backing_off: n(&reply[2])? as usize,
+            next,
+        }))
+    }
+
+    async fn requeue_failures(&self, kinds: &[ErrorKind]) -> Result<RequeueReport, FrontierError> {
+        let report = RedisFrontier::requeue_failures(self, kinds).await?;
+        // What this worker last heard of Redis's queue is out of date: ask again at once.
+        self.local.lock().await.forget_readiness();
+        Ok(report)
     }
 
     async fn stats(&self) -> Result<FrontierStats, FrontierError> {
