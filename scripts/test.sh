@@ -32,6 +32,21 @@ if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]
   apt_install redis-server "the Redis tests"
 fi
 
+# Python's WARC tools, in a virtual environment of the repository's own (.venv): the WARC
+# tests check kumo's files with warcio (check, index, extract) and cdxj-indexer.
+if [[ ! -x .venv/bin/warcio || ! -x .venv/bin/cdxj-indexer ]]; then
+  if ! python3 -m venv .venv >/dev/null 2>&1; then
+    command -v python3 >/dev/null 2>&1 || apt_install python3 "the WARC tests"
+    apt_install python3-venv "the WARC tests"
+    python3 -m venv .venv
+  fi
+  if ! .venv/bin/pip install -q warcio==1.8.1 cdxj-indexer==1.5.0; then
+    echo "error: cannot install warcio and cdxj-indexer into .venv; the WARC tests need them" >&2
+    exit 2
+  fi
+fi
+export KUMO_PYTHON_BIN="$PWD/.venv/bin"
+
 # rustfmt and clippy ship as rustup components; add them if this toolchain lacks them. Where
 # they cannot be had (no rustup, no network), the tests still run and the skip is said.
 lint=1

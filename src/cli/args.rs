@@ -441,6 +441,20 @@ pub struct CrawlArgs {
     /// directory.
     #[arg(long)]
     pub recrawl: bool,
+    /// Archive every exchange as WARC/1.1 files in DIR (made if missing): a request and a
+    /// response record for each page, redirect, error answer and robots.txt fetched, the body
+    /// as it came (compressed bodies too), SHA-1 digests, the links found as metadata, and
+    /// revisit records for pages a --recrawl found unchanged. One gzip member per record;
+    /// files named after the crawl, rolled at --warc-max-size; a resumed crawl goes on where
+    /// its last commit left them, so each page is archived once.
+    #[arg(long, value_name = "DIR")]
+    pub warc: Option<PathBuf>,
+    /// Start a new WARC file once one holds this many bytes.
+    #[arg(long, default_value_t = super::warc::DEFAULT_MAX_SIZE, value_name = "BYTES", requires = "warc")]
+    pub warc_max_size: u64,
+    /// Write a CDXJ index (pywb's) beside each WARC file when it is closed.
+    #[arg(long, requires = "warc")]
+    pub warc_cdxj: bool,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,
@@ -582,6 +596,11 @@ pub struct BenchArgs {
     /// control server up and /metrics read once a second, three times each, alternately.
     #[arg(long)]
     pub listen: bool,
+    /// Then measure what archiving costs: the same crawl in memory, plainly and with --warc
+    /// (into a temporary directory), three times each, alternately; and the WARC bytes per
+    /// page.
+    #[arg(long)]
+    pub warc: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -77,6 +77,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         keep_pages: a.recrawl,
         ..Default::default()
     };
+    // The comparisons crawl in memory, keeping no page records.
     let cfg_for_listen = CrawlConfig { keep_pages: false, ..cfg.clone() };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
     let mut kept_store = None;
@@ -119,9 +120,13 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         }
         _ => None,
     };
-    // --listen: while the site still serves.
+    // --listen and --warc: while the site still serves.
     let watching = match a.listen {
         true => Some(super::bench_listen::compare(&cfg_for_listen).await?),
+        false => None,
+    };
+    let archiving = match a.warc {
+        true => Some(super::bench_warc::compare(&cfg_for_listen).await?),
         false => None,
     };
     let _ = child.kill().await;
@@ -155,8 +160,8 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
         );
     }
-    if let Some(line) = &watching {
-        println!("{line}");
+    for lines in watching.iter().chain(&archiving) {
+        println!("{lines}");
     }
     if a.json {
         let j = serde_json::json!({

@@ -11,37 +11,20 @@ use kumo_control::{Control, ControlServer, ListenConfig, Sites};
 use kumo_engine::{CrawlConfig, Engine};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const ROUNDS: usize = 3;
+use super::bench_pairs::{ROUNDS, Sample, alternately};
 
-/// Crawls with `cfg` plainly and watched, alternately; the line that says the medians.
+/// Crawls with `cfg` plainly and watched, alternately; the lines that say the medians.
 pub async fn compare(cfg: &CrawlConfig) -> Result<String> {
-    let (mut plain, mut watched) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
-    for _ in 0..ROUNDS {
-        let (rate, cpu) = crawl(cfg, false).await?;
-        plain.0.push(rate);
-        plain.1.push(cpu);
-        let (rate, cpu) = crawl(cfg, true).await?;
-        watched.0.push(rate);
-        watched.1.push(cpu);
-    }
-    let (p, w) = (median(&mut plain.0), median(&mut watched.0));
-    let (pc, wc) = (median(&mut plain.1), median(&mut watched.1));
+    let pair = alternately(|watched| crawl(cfg, watched)).await?;
     Ok(format!(
         "listen:       watched (--listen, /metrics read once a second) against plain, medians of {ROUNDS} \
-         crawls each, in memory:\n  pages/s:    {w:.0} against {p:.0} ({:.3}×)\n  cpu/page:   {wc:.1} µs against \
-         {pc:.1} µs ({:.3}×)",
-        w / p.max(1e-9),
-        wc / pc.max(1e-9)
+         crawls each, in memory:\n{}",
+        pair.lines()
     ))
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// One crawl in memory; its pages per second and CPU per page (µs).
-async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<(f64, f64)> {
+/// One crawl in memory; its pages per second and CPU per page.
+async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<Sample> {
     let (frontier, sink) = super::bench::in_memory(cfg);
     let mut engine = Engine::new();
     engine.init(cfg.clone(), frontier, vec![Box::new(sink)])?;
@@ -60,7 +43,7 @@ async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<(f64, f64)> {
     if let Some(s) = scraper {
         s.abort();
     }
-    Ok((summary.pages_per_sec, cpu / summary.pages.max(1) as f64 * 1e6))
+    Ok(Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / summary.pages.max(1) as f64 * 1e6 })
 }
 
 /// Reads `/metrics` once a second, as a Prometheus server would.

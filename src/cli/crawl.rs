@@ -207,10 +207,12 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
     let new_files = NewFiles::note(output_file(&a));
     let sink = open_output(&a).await?;
-    let outputs = [sink.name()];
+    let mut outputs = vec![sink.name()];
+    outputs.extend(a.warc.as_deref().map(super::warc::output_name));
+    let crawl_name = super::state::derived_crawl(&starts);
     let storage = super::state::Storage {
         dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
-        crawl: super::state::derived_crawl(&starts),
+        crawl: crawl_name.clone(),
         outputs: &outputs,
         config_id: config_id(&cfg),
         politeness: cfg.politeness.clone(),
@@ -227,6 +229,18 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
+    let mut cfg = cfg;
+    cfg.warc = a.warc.as_deref().map(|dir| {
+        let crawl = a.state.crawl.as_deref().unwrap_or(&crawl_name);
+        super::warc::config(
+            dir,
+            a.warc_max_size,
+            a.warc_cdxj,
+            crawl,
+            opened.worker.as_deref(),
+            cfg.robots.obey,
+        )
+    });
     crawl(a, cfg, opened, sink).await
 }
 

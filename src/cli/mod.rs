@@ -14,6 +14,8 @@ macro_rules! say {
 mod args;
 mod bench;
 mod bench_listen;
+mod bench_pairs;
+mod bench_warc;
 mod crawl;
 mod demo;
 mod failures_cmd;
@@ -34,6 +36,7 @@ mod spider;
 mod state;
 mod state_cmd;
 mod testsite;
+mod warc;
 
 use std::process::ExitCode;
 

@@ -100,9 +100,11 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
     };
     let dir = state::site_dir(o.state, &site.name, &site.starts());
     let who = format!("site \"{}\": ", site.name);
-    let names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
+    let mut names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
+    names.extend(site.output.warc.as_deref().map(super::warc::output_name));
+    let storage_crawl = dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string();
     let storage = state::Storage {
-        crawl: dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string(),
+        crawl: storage_crawl.clone(),
         dir,
         outputs: &names,
         config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
@@ -120,6 +122,11 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
             return Err(e.context(who.clone()));
         }
     };
+    site.crawl.warc = site.output.warc.as_deref().map(|warc| {
+        let crawl = o.state.crawl.as_deref().unwrap_or(&storage_crawl);
+        let max = super::warc::DEFAULT_MAX_SIZE;
+        super::warc::config(warc, max, false, crawl, opened.worker.as_deref(), site.crawl.robots.obey)
+    });
     let state = opened.state.clone();
     Ok(PreparedSite { job: SiteJob { site, sinks, state, on_engine: None }, opened, new_files })
 }

@@ -176,6 +176,8 @@ pub struct Storage<'a> {
 pub struct Opened {
     pub state: SiteState,
     redis: Option<Arc<RedisFrontier>>,
+    /// The worker's name in a shared crawl (`--redis`).
+    pub worker: Option<String>,
 }
 
 impl Opened {
@@ -200,7 +202,7 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
         )));
     }
     if let Some(url) = &a.redis {
-        let redis = open_redis(a, url, &s).await?;
+        let (redis, worker) = open_redis(a, url, &s).await?;
         // Cookies stay with each worker for now: a shared jar is not built yet.
         let cookies = Arc::new(MemoryCookieStorage::new());
         let state = SiteState {
@@ -209,9 +211,9 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
             cookies: Some(cookies),
             robots: Some(redis.clone()),
         };
-        return Ok(Opened { state, redis: Some(redis) });
+        return Ok(Opened { state, redis: Some(redis), worker: Some(worker) });
     }
-    Ok(Opened { state: open_local(a, s).await?, redis: None })
+    Ok(Opened { state: open_local(a, s).await?, redis: None, worker: None })
 }
 
 async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
@@ -271,7 +273,8 @@ fn default_worker(outputs: &[String]) -> String {
     format!("{host}:{}", outputs.join(","))
 }
 
-async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<RedisFrontier>> {
+/// The crawl in Redis as this worker sees it, and the worker's name.
+async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<RedisFrontier>, String)> {
     let crawl = match (&a.crawl, s.who.is_empty()) {
         (Some(name), true) => name.clone(),
         // A spider file's sites are crawls of their own under the name given.
@@ -303,7 +306,7 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<Arc<Red
         stats.leased,
         stats.failed
     );
-    Ok(Arc::new(frontier))
+    Ok((Arc::new(frontier), worker))
 }
 
 /// The crawl's name in Redis for a crawl of `starts`: the state directory's name.

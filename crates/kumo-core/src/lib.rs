@@ -23,7 +23,7 @@ pub use item::Item;
 pub use module::{CounterSnapshot, ModuleCounters, ModuleId, ModuleKind, ModuleSummary};
 pub use outcome::{ErrorKind, SkipReason, Stage};
 pub use request::{Priority, Request, RequestKind, UserData};
-pub use response::{BadRedirect, Response};
+pub use response::{BadRedirect, Response, Wire};
 pub use stored::{StoredExtra, StoredRequest, StoredRequestError};
 
 /// Re-exported so users of kumo name the same `Url`, `Method` and header types as kumo does.

@@ -29,6 +29,33 @@ pub struct Response {
     /// From sending the request to receiving the response headers: how long the server took
     /// to answer (what the adaptive throttle paces by).
     pub latency: Duration,
+    /// The exchange as it went over the wire, for archiving (WARC); kept only by a downloader
+    /// told to record, and never for an answer replayed from a cache.
+    pub wire: Option<Box<Wire>>,
+}
+
+/// What an archive needs of an exchange beyond the response kumo reads.
+#[derive(Debug, Clone)]
+pub struct Wire {
+    /// The request's headers as sent: the request's own, the downloader's (`User-Agent`,
+    /// `Accept-Encoding`, `Accept`) and the cookie jar's `Cookie`. Header order and case are
+    /// the client's, not the wire's: the HTTP client does not say what it wrote.
+    pub request_headers: HeaderMap,
+    pub version: http::Version,
+    /// The server's address.
+    pub remote: Option<std::net::SocketAddr>,
+    /// The body as it came, its content coding kept (the chunking removed), when that differs
+    /// from `body`: the same bytes otherwise, so they are not kept twice.
+    pub coded_body: Option<Bytes>,
+    /// The body was cut at the size cap: what came before it is all there is.
+    pub truncated: bool,
+}
+
+impl Response {
+    /// The body as it came over the wire (see [`Wire::coded_body`]).
+    pub fn wire_body(&self) -> &Bytes {
+        self.wire.as_ref().and_then(|w| w.coded_body.as_ref()).unwrap_or(&self.body)
+    }
 }
 
 impl Response {

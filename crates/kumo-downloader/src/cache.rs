@@ -267,6 +267,7 @@ impl Kept {
             fetched_at: UNIX_EPOCH + Duration::from_millis(self.head.fetched_at_ms),
             elapsed: Duration::ZERO,
             latency: Duration::ZERO,
+            wire: None,
         }
     }
 }
@@ -306,6 +307,7 @@ mod tests {
             fetched_at: SystemTime::now(),
             elapsed: Duration::from_millis(5),
             latency: Duration::from_millis(3),
+            wire: None,
         }
     }
 

@@ -40,6 +40,10 @@ pub struct DownloaderConfig {
     /// Answer from this development cache when it holds the answer, and keep every new one
     /// there (`--http-cache DIR`): see [`HttpCache`].
     pub http_cache: Option<Arc<HttpCache>>,
+    /// Keep what an archive needs of each exchange (`Response::wire`: the request's headers
+    /// as sent, the body before decoding, the server's address), and on a body over the cap
+    /// read up to the cap and keep that too (`FetchError::partial`): for `--warc`.
+    pub record: bool,
 }
 
 /// Root certificates to trust beside the system's, as checked PEM text.
@@ -88,6 +92,7 @@ impl Default for DownloaderConfig {
             extra_roots: ExtraRoots::default(),
             accept_invalid_certs: false,
             http_cache: None,
+            record: false,
         }
     }
 }

@@ -20,11 +20,22 @@ pub struct FetchError {
     pub module: Option<ModuleId>,
     /// The status of another answer that caused the failure (robots.txt's 5xx), if one did.
     pub status: Option<u16>,
+    /// What an archive still keeps of an answer that failed, when the downloader records: a
+    /// body cut at the cap (`Wire::truncated`), or one that did not decode. Its `body` is
+    /// empty; its wire holds what came.
+    pub partial: Option<Box<kumo_core::Response>>,
 }
 
 impl FetchError {
     pub fn new(kind: ErrorKind, message: impl Into<String>, request: Request) -> Self {
-        FetchError { kind, message: message.into(), request: Box::new(request), module: None, status: None }
+        FetchError {
+            kind,
+            message: message.into(),
+            request: Box::new(request),
+            module: None,
+            status: None,
+            partial: None,
+        }
     }
 
     pub fn is_timeout(&self) -> bool {

@@ -1,11 +1,12 @@
 //! The downloader itself: one pooled client, capped body reads, charset detection.
 
 use std::sync::{Arc, Once};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, HeaderValue};
 use kumo_core::charset;
-use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Response};
+use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Response, Wire};
 
 use crate::decode;
 use crate::error::{body_error, classify, describe};
@@ -17,6 +18,8 @@ pub struct Downloader {
     client: reqwest::Client,
     cfg: DownloaderConfig,
     counters: ModuleCounters,
+    /// The jar the client sends cookies from, to say what it sent (`record`).
+    jar: Option<Arc<CookieJar>>,
 }
 
 static CRYPTO: Once = Once::new();
@@ -43,9 +46,10 @@ impl Downloader {
             }
             None => builder = builder.no_proxy(),
         }
-        if cfg.cookies {
-            let jar = cfg.cookie_jar.clone().unwrap_or_else(|| Arc::new(CookieJar::in_memory()));
-            builder = builder.cookie_provider(jar);
+        let jar =
+            cfg.cookies.then(|| cfg.cookie_jar.clone().unwrap_or_else(|| Arc::new(CookieJar::in_memory())));
+        if let Some(jar) = &jar {
+            builder = builder.cookie_provider(jar.clone());
         }
         if !cfg.extra_roots.is_empty() {
             builder = builder.tls_certs_merge(cfg.extra_roots.certificates());
@@ -61,7 +65,7 @@ impl Downloader {
             .tcp_nodelay(true)
             .build()
             .map_err(|e| BuildError(describe(&e)))?;
-        Ok(Downloader { id, client, cfg, counters: ModuleCounters::default() })
+        Ok(Downloader { id, client, cfg, counters: ModuleCounters::default(), jar })
     }
 
     pub fn id(&self) -> &ModuleId {
@@ -109,15 +113,22 @@ impl Downloader {
         if !req.body.is_empty() {
             builder = builder.body(req.body.clone());
         }
-        let mut resp = match builder.send().await {
+        let request = match builder.build() {
+            Ok(r) => r,
+            Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
+        };
+        let sent = self.cfg.record.then(|| self.sent_headers(&request));
+        let mut resp = match self.client.execute(request).await {
             Ok(r) => r,
             Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
         };
         let latency = started.elapsed();
         let cap = self.cfg.max_body_bytes;
         // The wire size: compressed bodies are capped again, layer by layer, once decoded.
+        // Recording, the body is read up to the cap instead, for the archive to keep.
         if let Some(len) = resp.content_length()
             && len as usize > cap
+            && sent.is_none()
         {
             return Err(FetchError::new(
                 ErrorKind::TooLarge,
@@ -126,61 +137,132 @@ impl Downloader {
             ));
         }
         let status = resp.status();
+        let version = resp.version();
+        let remote = resp.remote_addr();
         let headers = std::mem::take(resp.headers_mut());
         let url = resp.url().clone();
-        let codings = match headers.get(http::header::CONTENT_ENCODING) {
-            Some(v) if self.cfg.decompress => match v.to_str().ok().and_then(decode::codings) {
-                Some(c) => c,
-                None => {
-                    let msg = format!("unsupported Content-Encoding {v:?}");
-                    return Err(FetchError::new(ErrorKind::Decode, msg, req));
-                }
-            },
-            _ => Vec::new(),
-        };
-        let body = match read_capped(&mut resp, cap).await {
-            Ok(b) if codings.is_empty() => b,
-            Ok(b) => match decode::decode(b, &codings, cap) {
-                Ok(b) => b,
-                Err((kind, msg)) => return Err(FetchError::new(kind, msg, req)),
-            },
-            Err((kind, msg)) => return Err(FetchError::new(kind, msg, req)),
-        };
-        let ct = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        let (encoding, _) = charset::detect(ct, &body);
-        Ok(Response {
+        let mut response = Response {
             request: req,
             status,
             headers,
             url,
-            body,
-            encoding,
+            body: Bytes::new(),
+            encoding: encoding_rs::UTF_8,
             fetched_at,
-            elapsed: started.elapsed(),
+            elapsed: Duration::ZERO,
             latency,
-        })
+            wire: sent.map(|request_headers| {
+                Box::new(Wire { request_headers, version, remote, coded_body: None, truncated: false })
+            }),
+        };
+        let codings = match response.headers.get(http::header::CONTENT_ENCODING) {
+            Some(v) if self.cfg.decompress => match v.to_str().ok().and_then(decode::codings) {
+                Some(c) => c,
+                None => {
+                    let msg = format!("unsupported Content-Encoding {v:?}");
+                    return Err(self.failed(ErrorKind::Decode, msg, response, None));
+                }
+            },
+            _ => Vec::new(),
+        };
+        let wire_body = match read_capped(&mut resp, cap).await {
+            Ok(Read::Whole(b)) => b,
+            Ok(cut) => {
+                let msg = format!("body exceeds the {cap}-byte cap");
+                return Err(self.failed(ErrorKind::TooLarge, msg, response, Some(cut)));
+            }
+            Err((kind, msg)) => return Err(FetchError::new(kind, msg, response.request)),
+        };
+        let body = if codings.is_empty() {
+            wire_body
+        } else {
+            match decode::decode(wire_body.clone(), &codings, cap) {
+                Ok(b) => {
+                    if let Some(w) = &mut response.wire {
+                        w.coded_body = Some(wire_body);
+                    }
+                    b
+                }
+                Err((kind, msg)) => {
+                    return Err(self.failed(kind, msg, response, Some(Read::Whole(wire_body))));
+                }
+            }
+        };
+        let ct = response.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        response.encoding = charset::detect(ct, &body).0;
+        response.body = body;
+        response.elapsed = started.elapsed();
+        Ok(response)
+    }
+
+    /// A failure after the answer's head came: with recording on, what came of it is kept for
+    /// the archive (`came`: the body read, and whether it was cut at the cap).
+    fn failed(
+        &self,
+        kind: ErrorKind,
+        message: String,
+        mut response: Response,
+        came: Option<Read>,
+    ) -> FetchError {
+        let Some(mut wire) = response.wire.take() else {
+            return FetchError::new(kind, message, response.request);
+        };
+        let (body, truncated) = match came {
+            Some(Read::Whole(b)) => (b, false),
+            Some(Read::Cut(b)) => (b, true),
+            None => (Bytes::new(), false),
+        };
+        wire.truncated = truncated;
+        wire.coded_body = Some(body);
+        response.wire = Some(wire);
+        let mut e = FetchError::new(kind, message, response.request.clone());
+        e.partial = Some(Box::new(response));
+        e
+    }
+
+    /// The request's headers as they go out: the client's defaults where the request has
+    /// none, and the cookies the jar sends with it.
+    fn sent_headers(&self, request: &reqwest::Request) -> HeaderMap {
+        let mut h = request.headers().clone();
+        if !h.contains_key(http::header::ACCEPT) {
+            // reqwest's default, added when the request has none.
+            h.insert(http::header::ACCEPT, HeaderValue::from_static("*/*"));
+        }
+        if !h.contains_key(http::header::COOKIE)
+            && let Some(c) =
+                self.jar.as_ref().and_then(|j| reqwest::cookie::CookieStore::cookies(&**j, request.url()))
+        {
+            h.insert(http::header::COOKIE, c);
+        }
+        h
     }
 }
 
-/// Reads the (decompressed) body, refusing to hold more than `cap` bytes.
-async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> Result<Bytes, (ErrorKind, String)> {
+/// A body read within the cap, or cut at it.
+enum Read {
+    Whole(Bytes),
+    Cut(Bytes),
+}
+
+/// Reads the body as it comes (its content coding kept), holding at most `cap` bytes: one
+/// longer is cut there.
+async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> Result<Read, (ErrorKind, String)> {
     let hint = resp.content_length().map_or(16 * 1024, |n| n as usize).min(cap);
     let mut first: Option<Bytes> = None;
     let mut buf: Option<BytesMut> = None;
     let mut total = 0usize;
+    let mut cut = false;
     loop {
-        let chunk = match resp.chunk().await {
+        let mut chunk = match resp.chunk().await {
             Ok(Some(c)) => c,
             Ok(None) => break,
             Err(e) => return Err(body_error(&e, total)),
         };
-        total += chunk.len();
-        if total > cap {
-            return Err((
-                ErrorKind::TooLarge,
-                format!("body exceeds the {cap}-byte cap (after decompression)"),
-            ));
+        if total + chunk.len() > cap {
+            chunk.truncate(cap - total);
+            cut = true;
         }
+        total += chunk.len();
         // The common single-chunk body is kept as is, without a copy.
         match (&mut first, &mut buf) {
             (None, None) => first = Some(chunk),
@@ -193,10 +275,14 @@ async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> Result<Bytes, 
             }
             (_, Some(b)) => b.extend_from_slice(&chunk),
         }
+        if cut {
+            break;
+        }
     }
-    Ok(match (first, buf) {
+    let body = match (first, buf) {
         (Some(f), _) => f,
         (None, Some(b)) => b.freeze(),
         (None, None) => Bytes::new(),
-    })
+    };
+    Ok(if cut { Read::Cut(body) } else { Read::Whole(body) })
 }

@@ -260,3 +260,65 @@ async fn a_body_cut_short_is_a_body_error() {
         assert!(e.message.contains("connection broke"), "{path}: {}", e.message);
     }
 }
+
+/// Recording (for WARC), a response keeps what went over the wire: the coded body, the
+/// request's headers as sent (cookies included), the server's address; a body over the cap
+/// is kept up to the cap, marked truncated, and a bomb's coded bytes whole.
+#[tokio::test]
+async fn recording_keeps_the_exchange_as_it_went_over_the_wire() {
+    let gzip = compressed("html-gzip.bin");
+    let big = "x".repeat(30_000);
+    let server = ServerBuilder::new()
+        .fixture("/gzip", encoded(gzip.clone(), "gzip"))
+        .fixture("/plain", Fixture::html("<p>plain</p>"))
+        .fixture("/login", Fixture::html("hi").with_header("set-cookie", "session=abc; Path=/"))
+        .fixture("/big", Fixture::html(&big))
+        .fixture("/big-chunked", Fixture::html(&big).trickle(8192, Duration::ZERO))
+        .fixture("/bomb", encoded(compressed("bomb-br.bin"), "br"))
+        .start()
+        .await
+        .unwrap();
+    let d = downloader(DownloaderConfig { record: true, max_body_bytes: 100_000, ..Default::default() });
+    let r = d.fetch(get(&server.url("/gzip"))).await.unwrap();
+    let wire = r.wire.as_ref().expect("recorded");
+    assert_eq!(r.wire_body(), &gzip, "the coded bytes, as sent");
+    assert_eq!(r.body.len(), 74_837, "and the decoded body beside them");
+    assert_eq!(wire.remote, Some(server.addr()));
+    assert_eq!(wire.version, http::Version::HTTP_11);
+    assert!(!wire.truncated);
+    let sent = &wire.request_headers;
+    assert!(sent["user-agent"].to_str().unwrap().starts_with("kumo/"), "{sent:?}");
+    assert_eq!(sent["accept-encoding"], "gzip, deflate, br, zstd");
+    assert_eq!(sent["accept"], "*/*");
+    let r = d.fetch(get(&server.url("/plain"))).await.unwrap();
+    assert!(r.wire.as_ref().unwrap().coded_body.is_none(), "an uncoded body is not kept twice");
+    assert_eq!(&r.wire_body()[..], b"<p>plain</p>");
+
+    d.fetch(get(&server.url("/login"))).await.unwrap();
+    let r = d.fetch(get(&server.url("/plain"))).await.unwrap();
+    assert_eq!(
+        r.wire.as_ref().unwrap().request_headers["cookie"],
+        "session=abc",
+        "the jar's cookie, as sent"
+    );
+
+    let cut = DownloaderConfig { record: true, max_body_bytes: 10_000, ..Default::default() };
+    let d = downloader(cut);
+    for path in ["/big", "/big-chunked"] {
+        let e = d.fetch(get(&server.url(path))).await.unwrap_err();
+        assert!(e.is_too_large(), "{path}: {e}");
+        let partial = e.partial.as_ref().expect("kept for the archive");
+        assert!(partial.wire.as_ref().unwrap().truncated, "{path}");
+        assert_eq!(partial.wire_body().len(), 10_000, "{path}: up to the cap");
+        assert_eq!(partial.status.as_u16(), 200);
+    }
+    let e = d.fetch(get(&server.url("/bomb"))).await.unwrap_err();
+    assert!(e.is_too_large(), "{e}");
+    let partial = e.partial.as_ref().expect("kept for the archive");
+    assert!(!partial.wire.as_ref().unwrap().truncated, "the coded bytes came whole");
+    assert_eq!(partial.wire_body(), &compressed("bomb-br.bin"));
+
+    let plain = downloader(DownloaderConfig { max_body_bytes: 10_000, ..Default::default() });
+    assert!(plain.fetch(get(&server.url("/plain"))).await.unwrap().wire.is_none(), "not recording");
+    assert!(plain.fetch(get(&server.url("/big"))).await.unwrap_err().partial.is_none());
+}

@@ -6,11 +6,12 @@
 //! the counters saved with each count everything before it, and items reach the pipeline in
 //! the order the frontier journaled them.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use kumo_core::SkipReason;
 use kumo_frontier::{Commit, Completion, Frontier, FrontierError};
+use kumo_warc::{Records, WarcWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -44,10 +45,11 @@ impl Committer {
     pub async fn start(
         &mut self,
         parts: &Parts,
-        results: Vec<PageResult>,
+        mut results: Vec<PageResult>,
         tally: &mut Tally,
         item_tx: &mpsc::Sender<ItemBatch>,
     ) {
+        let archive: Vec<Records> = results.iter_mut().flat_map(|r| std::mem::take(&mut r.archive)).collect();
         let prepared = prepare(parts, results, tally).await;
         {
             let mut recent = parts.recent_failures.lock().unwrap_or_else(|e| e.into_inner());
@@ -58,27 +60,23 @@ impl Committer {
             }
         }
         self.finish(parts, tally).await;
-        // Saved with the commit: everything counted so far, with what it finds seen.
-        let snapshot = tally.clone();
-        let counters: kumo_frontier::CountersFn = Box::new(move |pushed| {
-            let mut t = snapshot;
-            t.skip(SkipReason::Seen, pushed.seen as u64);
-            serde_json::to_vec(&t).unwrap_or_default()
-        });
         let commit = Commit {
             pushes: prepared.pushes,
             completions: prepared.completions,
             items: prepared.items,
             item_sources: prepared.item_sources,
-            counters: Some(counters),
+            counters: None,
         };
         let task = CommitTask {
             frontier: parts.frontier.clone(),
             cfg: parts.cfg.clone(),
             progress: parts.progress.clone(),
             item_tx: item_tx.clone(),
+            warc: parts.warc.clone(),
+            warc_failure: parts.warc_failure.clone(),
         };
-        self.running = Some(tokio::spawn(task.run(commit)));
+        // Saved with the commit: everything counted so far, with what it finds seen.
+        self.running = Some(tokio::spawn(task.run(commit, tally.clone(), archive)));
     }
 
     /// Waits for the commit in flight and counts what it reported; at once if none is.
@@ -120,10 +118,32 @@ struct CommitTask {
     cfg: Arc<CrawlConfig>,
     progress: Arc<Progress>,
     item_tx: mpsc::Sender<ItemBatch>,
+    warc: Option<Arc<Mutex<WarcWriter>>>,
+    warc_failure: Arc<OnceLock<String>>,
 }
 
 impl CommitTask {
-    async fn run(self, commit: Commit) -> Committed {
+    /// Appends the pages' WARC records, then commits them with `tally`, which says where the
+    /// archive ends now. Records that cannot be written leave their pages uncommitted (they
+    /// are fetched again when the crawl resumes) and stop the crawl.
+    async fn run(self, mut commit: Commit, mut tally: Tally, archive: Vec<Records>) -> Committed {
+        if let Some(w) = &self.warc {
+            let w = w.clone();
+            let appended = tokio::task::spawn_blocking(move || {
+                let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
+                if archive.is_empty() { Ok(w.position()) } else { w.append(&archive).map(Some) }
+            })
+            .await;
+            match appended {
+                Ok(Ok(position)) => tally.warc = position,
+                Ok(Err(e)) => return self.unarchived(e.to_string()),
+                Err(e) => return self.unarchived(format!("the WARC writer panicked: {e}")),
+            }
+        }
+        commit.counters = Some(Box::new(move |pushed| {
+            tally.skip(SkipReason::Seen, pushed.seen as u64);
+            serde_json::to_vec(&tally).unwrap_or_default()
+        }));
         let started = std::time::Instant::now();
         let result = self.frontier.commit(commit).await;
         let took = started.elapsed();
@@ -148,5 +168,13 @@ impl CommitTask {
             let _ = self.item_tx.send(batch).await;
         }
         Committed { seen, error, took }
+    }
+
+    /// The archive failed: nothing is committed, and the crawl stops (the first failure is
+    /// the one named).
+    fn unarchived(&self, message: String) -> Committed {
+        tracing::error!(error = %message, "cannot write the WARC archive; stopping");
+        let _ = self.warc_failure.set(message);
+        Committed { seen: 0, error: None, took: std::time::Duration::ZERO }
     }
 }

@@ -27,6 +27,9 @@ pub struct CrawlConfig {
     /// Each host's delay follows its latency (Scrapy's AutoThrottle); off by default.
     pub auto_throttle: Option<AutoThrottle>,
     pub downloader: DownloaderConfig,
+    /// Archive every exchange as WARC records (`--warc DIR`): the downloaders then record
+    /// what went over the wire, and each commit appends its pages' records first.
+    pub warc: Option<kumo_warc::WarcConfig>,
     /// One downloader per proxy, chosen per request by score (the seeds' Registrar); empty
     /// means one direct downloader.
     pub proxies: Vec<String>,
@@ -95,6 +98,7 @@ impl Default for CrawlConfig {
             politeness: Politeness::default(),
             auto_throttle: None,
             downloader: DownloaderConfig::default(),
+            warc: None,
             proxies: Vec::new(),
             max_pages: 0,
             max_items: 0,

@@ -53,6 +53,8 @@ pub enum EngineError {
     Pipeline(String),
     #[error(transparent)]
     Cookies(#[from] CookieStorageError),
+    #[error("cannot open the WARC output: {0}")]
+    Archive(String),
 }
 
 impl From<ConfigError> for EngineError {
@@ -258,6 +260,8 @@ impl Engine {
     ) -> Result<(), EngineError> {
         cfg.check()?;
         let mut cfg = cfg;
+        // An archive needs the exchanges as they went over the wire.
+        cfg.downloader.record |= cfg.warc.is_some();
         // One jar for every downloader of the crawl, over the crawl's cookie storage.
         if cfg.downloader.cookies && cfg.downloader.cookie_jar.is_none() {
             let jar = match &self.cookies {
@@ -329,6 +333,8 @@ impl Engine {
             throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
             traps: std::sync::Mutex::new(TrapWatch::new(trap_warn_pages)),
             recent_failures: std::sync::Mutex::default(),
+            warc: None,
+            warc_failure: Arc::default(),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);
@@ -387,6 +393,12 @@ impl Engine {
             }
             self.pipeline_opened = true;
         }
+        let mut parts = parts;
+        if let Err(e) = open_archive(&mut parts).await {
+            self.parts = Some(parts);
+            self.status.set(from);
+            return Err(e);
+        }
         let mut skips = BTreeMap::new();
         if let Err(e) = seed(&parts, &mut skips).await {
             self.parts = Some(parts);
@@ -430,4 +442,22 @@ impl Engine {
         self.parts = Some(parts);
         Ok(summary)
     }
+}
+
+/// Opens the WARC files of a crawl that archives, where its last commit left them (cut back
+/// to there: what was appended after it belongs to pages that are fetched again).
+async fn open_archive(parts: &mut Parts) -> Result<(), EngineError> {
+    let Some(cfg) = parts.cfg.warc.clone() else { return Ok(()) };
+    parts.warc_failure = Arc::default();
+    if parts.warc.is_some() {
+        return Ok(());
+    }
+    let saved = parts.frontier.saved_counters().await.map_err(EngineError::Frontier)?;
+    let position = saved.and_then(|bytes| crate::results::Tally::restore(&bytes).warc);
+    let opened = tokio::task::spawn_blocking(move || kumo_warc::WarcWriter::open(cfg, position.as_ref()))
+        .await
+        .map_err(|e| EngineError::Archive(e.to_string()))?
+        .map_err(|e| EngineError::Archive(e.to_string()))?;
+    parts.warc = Some(Arc::new(std::sync::Mutex::new(opened)));
+    Ok(())
 }

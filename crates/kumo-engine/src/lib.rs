@@ -19,6 +19,7 @@
 //! ```
 
 pub mod analyze;
+mod archive;
 mod commit;
 mod config;
 mod engine;

@@ -30,6 +30,10 @@ pub(crate) struct Tally {
     pub by_status: BTreeMap<u16, u64>,
     pub skipped: BTreeMap<SkipReason, u64>,
     pub errors: BTreeMap<String, u64>,
+    /// Where the WARC files' committed part ends (`CrawlConfig::warc`): a resumed crawl cuts
+    /// them back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warc: Option<kumo_warc::WarcPosition>,
     /// This run's re-crawl counts (not saved: a summary says what its own run found).
     #[serde(skip)]
     pub changes: crate::Changes,

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kumo_core::{Request, Url};
+use kumo_core::{Request, Response, Url};
 use kumo_downloader::Downloader;
 use kumo_frontier::robots::{
     MAX_ROBOTS_BYTES, RobotsAnswer, RobotsClaim, RobotsRules, RobotsStore, SharedRobots, agent_token,
@@ -102,6 +102,9 @@ pub(crate) struct Check {
     pub fresh: Option<Option<Duration>>,
     /// The `Sitemap:` URLs of rules fetched during this check.
     pub sitemaps: Vec<Url>,
+    /// The answers of the robots.txt fetch this check made, redirects included, when the
+    /// downloader recorded them (for the archive); each goes to one check only.
+    pub exchanges: Vec<Response>,
 }
 
 struct Entry {
@@ -118,6 +121,8 @@ struct Entry {
     /// Read from the shared store (another worker fetched it), or waiting for another worker
     /// to fetch it: the host got no request from here.
     shared: bool,
+    /// The answers of the fetch, when recorded, until a check takes them (`Check::exchanges`).
+    exchanges: Mutex<Vec<Response>>,
 }
 
 type Slot = Arc<OnceCell<Arc<Entry>>>;
@@ -197,7 +202,8 @@ impl RobotsCache {
 
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
-        let allow = || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new() };
+        let allow =
+            || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new(), exchanges: Vec::new() };
         // Checked on every request: the origin key is all it needs unless rules must be fetched.
         let url = &req.url;
         if !matches!(url.scheme(), "http" | "https")
@@ -241,7 +247,11 @@ impl RobotsCache {
             }
             _ => Vec::new(),
         };
-        Check { decision, fresh, sitemaps }
+        let exchanges = match fetched_here {
+            true => std::mem::take(&mut *entry.exchanges.lock().unwrap_or_else(|e| e.into_inner())),
+            false => Vec::new(),
+        };
+        Check { decision, fresh, sitemaps, exchanges }
     }
 
     /// The answer for `origin`: shared by another worker, fetched here (and shared), or "wait:
@@ -264,6 +274,7 @@ impl RobotsCache {
                 status: None,
                 ttl,
                 shared: true,
+                exchanges: Mutex::default(),
             })
         };
         match claim {
@@ -279,7 +290,8 @@ impl RobotsCache {
             }
             RobotsClaim::Fetch => {}
         }
-        let (answer, why, status, raw) = self.fetch(robots, dl).await;
+        let mut exchanges = Vec::new();
+        let (answer, why, status, raw) = self.fetch(robots, dl, &mut exchanges).await;
         if let Some(store) = &self.store
             && let Err(e) = store.share(origin, raw.as_ref(), self.cfg.ttl).await
         {
@@ -301,6 +313,7 @@ impl RobotsCache {
             status,
             ttl,
             shared: false,
+            exchanges: Mutex::new(exchanges),
         })
     }
 
@@ -322,11 +335,12 @@ impl RobotsCache {
     /// that cannot be reached (refused, reset, timed out) is unavailable, as one answering
     /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the status says
     /// what the server answered, if it did; and the answer as other workers may share it (one
-    /// that holds rules).
+    /// that holds rules). The answers the downloader recorded go to `exchanges`.
     async fn fetch(
         &self,
         url: &Url,
         dl: &Downloader,
+        exchanges: &mut Vec<Response>,
     ) -> (RobotsAnswer, String, Option<u16>, Option<SharedRobots>) {
         // Redirected away from http(s), or too many redirects: no rules, as a 4xx.
         let allow_all = || {
@@ -338,13 +352,18 @@ impl RobotsCache {
             self.fetched.fetch_add(1, Ordering::Relaxed);
             let resp = match dl.fetch(Request::get(target.clone())).await {
                 Ok(resp) => resp,
-                Err(e) => {
+                Err(mut e) => {
+                    exchanges.extend(e.partial.take().map(|p| *p));
                     self.unavailable.fetch_add(1, Ordering::Relaxed);
                     let why = format!("unreachable: {}: {}", e.kind, e.message);
                     return (RobotsAnswer::Unavailable, why, None, None);
                 }
             };
-            match resp.redirect_location() {
+            let next = resp.redirect_location();
+            if resp.wire.is_some() {
+                exchanges.push(resp.clone());
+            }
+            match next {
                 Some(Ok(next)) if matches!(next.scheme(), "http" | "https") => target = next,
                 Some(_) => return allow_all(),
                 None => {

@@ -68,6 +68,11 @@ pub(crate) struct Parts {
     pub traps: std::sync::Mutex<TrapWatch>,
     /// The last failures committed, for those watching. Only the scheduler writes it.
     pub recent_failures: std::sync::Mutex<crate::live::RecentFailures>,
+    /// The WARC files (`CrawlConfig::warc`), opened when the run starts; the commit task
+    /// appends to them.
+    pub warc: Option<Arc<std::sync::Mutex<kumo_warc::WarcWriter>>>,
+    /// Why the archive could not be written, once it could not: the crawl then stops.
+    pub warc_failure: Arc<std::sync::OnceLock<String>>,
 }
 
 impl Parts {
@@ -301,6 +306,13 @@ pub(crate) async fn run(
             stopping = true;
             cause = Some(StopCause::OutputError);
         }
+        if let Some(why) = parts.warc_failure.get()
+            && cause != Some(StopCause::OutputError)
+        {
+            stopping = true;
+            cause = Some(StopCause::OutputError);
+            stop_error = Some(why.clone());
+        }
         let page_cap_hit = cfg.max_pages != 0 && pages_done >= cfg.max_pages;
         if page_cap_hit && !stopping {
             stopping = true;
@@ -491,6 +503,14 @@ pub(crate) async fn run(
     };
     parts.put_pipeline(pipeline);
 
+    let warc_bytes = match close_archive(parts).await {
+        Ok(n) => n,
+        Err(e) => {
+            cause = Some(StopCause::OutputError);
+            stop_error.get_or_insert(e);
+            0
+        }
+    };
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
     // The cookie jar saves inside the downloaders, away from the error stream: what failed is
     // counted here, for this run.
@@ -502,9 +522,25 @@ pub(crate) async fn run(
         summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Stopped, cause);
     summary.stop_error = stop_error;
     summary.items_unwritten = written.unwritten;
+    summary.warc_bytes = warc_bytes;
     summary.modules.pipelines = vec![pipeline_summary];
     cfg.listeners.finish(&summary);
     summary
+}
+
+/// Closes the WARC files at the end of a run (the last one renamed and indexed); a resumed
+/// crawl opens them again. Returns the bytes written to them in this run.
+async fn close_archive(parts: &mut Parts) -> Result<u64, String> {
+    let Some(w) = parts.warc.take() else { return Ok(0) };
+    // The commit tasks are done: theirs were the only other handles.
+    let w = Arc::try_unwrap(w).map_err(|_| "the WARC writer is still in use".to_string())?;
+    let w = w.into_inner().unwrap_or_else(|e| e.into_inner());
+    let written = w.bytes_written();
+    tokio::task::spawn_blocking(move || w.close())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    Ok(written)
 }
 
 /// The summary of the run so far (`status` `started`, while it goes on) or at its end; what
@@ -546,6 +582,7 @@ fn summary_of(
         fetch_latency: tally.fetch_latency.clone(),
         commit_latency: tally.commit_latency.clone(),
         politeness_wait_secs: tally.politeness_wait.as_secs_f64(),
+        warc_bytes: 0,
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

@@ -9,9 +9,11 @@ use kumo_core::{ErrorKind, Fingerprint, Item, Request, RequestKind, Response, Sk
 use kumo_downloader::FetchError;
 use kumo_frontier::{HostAdjustment, Lease, LeaseId, PageRecord, Scope};
 use kumo_parse::SitemapKind;
+use kumo_warc::{Records, Revisit};
 use tokio::sync::mpsc;
 
 use crate::analyze::{Analysis, Analyzer};
+use crate::archive;
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::run::AnalyzerModule;
@@ -23,6 +25,8 @@ pub(crate) struct Fetched {
     pub result: Result<Response, FetchError>,
     /// Requests found on the way (the `Sitemap:` lines of a robots.txt), already admitted.
     pub extra: Vec<(Fingerprint, Request)>,
+    /// WARC records of exchanges made on the way (robots.txt).
+    pub archive: Vec<Records>,
 }
 
 /// What the stages report to the scheduler for one lease.
@@ -38,6 +42,8 @@ pub(crate) struct PageResult {
     /// How long the answer's headers took to come, when there was an answer (the throttle's
     /// sample and the latency histogram read it).
     pub latency: Option<Duration>,
+    /// The WARC records of the exchanges made for this lease (`CrawlConfig::warc`).
+    pub archive: Vec<Records>,
 }
 
 /// One answer, for the adaptive throttle (its latency is the result's).
@@ -157,13 +163,25 @@ impl DownloadStage {
                 extra: Vec::new(),
                 sample: None,
                 latency: None,
+                archive: Vec::new(),
             });
         };
         let Some(robots) = &self.robots else {
             let result = fetch(&self.cfg, &picked, lease.request).await;
-            return Handled::Fetched(Fetched { lease: lease.id, result, extra: Vec::new() });
+            return Handled::Fetched(Fetched {
+                lease: lease.id,
+                result,
+                extra: Vec::new(),
+                archive: Vec::new(),
+            });
         };
         let check = robots.check(&lease.request, &picked.downloader).await;
+        let archive: Vec<Records> = match &self.cfg.warc {
+            Some(w) => {
+                check.exchanges.iter().filter_map(|r| archive::records(&w.record, r, &[], None)).collect()
+            }
+            None => Vec::new(),
+        };
         let mut extra = Vec::new();
         if self.cfg.robots_sitemaps {
             let mut skips = Vec::new();
@@ -177,7 +195,7 @@ impl DownloadStage {
         let crawl_delay = check.fresh.flatten();
         let adjust = crawl_delay
             .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), ..Default::default() }));
-        let reply = |outcome, adjust, extra| {
+        let reply = |outcome, adjust, extra, archive| {
             Handled::Report(PageResult {
                 lease: lease.id,
                 outcome,
@@ -185,22 +203,23 @@ impl DownloadStage {
                 extra,
                 sample: None,
                 latency: None,
+                archive,
             })
         };
         match check.decision {
             Decision::Allow => {}
-            Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust, extra),
+            Decision::Disallow => return reply(Outcome::Skipped(SkipReason::Robots), adjust, extra, archive),
             Decision::Unavailable(wait) => {
                 let pause = Some((
                     lease.request.host_key(),
                     HostAdjustment { pause: Some(wait), ..Default::default() },
                 ));
-                return reply(Outcome::Deferred(wait), pause, extra);
+                return reply(Outcome::Deferred(wait), pause, extra, archive);
             }
             Decision::GiveUp(why, status) => {
                 let mut e = FetchError::new(ErrorKind::Robots, why, lease.request);
                 e.status = status;
-                return reply(Outcome::Failed(e), adjust, extra);
+                return reply(Outcome::Failed(e), adjust, extra, archive);
             }
         }
         if check.fresh.is_some() {
@@ -214,13 +233,14 @@ impl DownloadStage {
                 || !self.cfg.politeness.rate_limits_for(&host).is_empty()
                 || self.cfg.auto_throttle.is_some()
             {
-                return reply(Outcome::Deferred(spacing), adjust, extra);
+                return reply(Outcome::Deferred(spacing), adjust, extra, archive);
             }
         }
         Handled::Fetched(Fetched {
             lease: lease.id,
             result: fetch(&self.cfg, &picked, lease.request).await,
             extra,
+            archive,
         })
     }
 }
@@ -308,11 +328,26 @@ pub(crate) async fn parse_task(
             _ => None,
         };
         let latency = f.result.as_ref().ok().map(|r| r.latency);
+        let mut archive = f.archive;
+        let record = stage.cfg.warc.as_ref().map(|w| &w.record);
         let (outcome, adjust) = match f.result {
-            Ok(resp) => stage.analyze(&module, resp),
-            Err(e) => (Outcome::Failed(e), None),
+            Ok(resp) => {
+                let mut outlinks = record.map(|_| Vec::new());
+                let (outcome, adjust) = stage.analyze(&module, &resp, outlinks.as_mut());
+                if let Some(opts) = record {
+                    let links = outlinks.unwrap_or_default();
+                    archive.extend(archive::records(opts, &resp, &links, revisit_of(&outcome)));
+                }
+                (outcome, adjust)
+            }
+            Err(mut e) => {
+                if let (Some(opts), Some(partial)) = (record, e.partial.take()) {
+                    archive.extend(archive::records(opts, &partial, &[], None));
+                }
+                (Outcome::Failed(e), None)
+            }
         };
-        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample, latency };
+        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample, latency, archive };
         if results.send(result).await.is_err() {
             break;
         }
@@ -320,15 +355,18 @@ pub(crate) async fn parse_task(
 }
 
 impl ParseStage {
+    /// What `resp` holds for the crawl; the links found on it go to `outlinks` as well when
+    /// it is given (for the archive).
     fn analyze(
         &self,
         module: &AnalyzerModule,
-        resp: Response,
+        resp: &Response,
+        outlinks: Option<&mut Vec<String>>,
     ) -> (Outcome, Option<(String, HostAdjustment)>) {
-        self.cfg.listeners.after_fetch(&resp);
+        self.cfg.listeners.after_fetch(resp);
         let status = resp.status.as_u16();
         if is_retryable_status(status) {
-            let retry_after = retry_after(&resp);
+            let retry_after = retry_after(resp);
             // 429 and 503 with a Retry-After ask the whole host to wait: it does, up to the
             // cap, so one URL cannot stall a site for a day. A bare 429 still says "too many
             // requests": the host waits the request's back-off. Any other failure (a flaky
@@ -344,7 +382,7 @@ impl ParseStage {
                 .map(|p| (resp.request.host_key(), HostAdjustment { pause: Some(p), ..Default::default() }));
             let retry_after = retry_after.map(|d| d.min(self.cfg.max_retry_after));
             return (
-                Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request) },
+                Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request.clone()) },
                 adjust,
             );
         }
@@ -366,7 +404,7 @@ impl ParseStage {
                 // when pages have re-visit intervals, when it was checked and its next interval.
                 let visit = Visit::Again { interval: Duration::from_millis(interval_ms), changed: false };
                 let page = (same_body || !self.cfg.revisit.every_run())
-                    .then(|| self.page_record(&resp, was, bytes, visit));
+                    .then(|| self.page_record(resp, was, bytes, visit));
                 let outcome = Outcome::Page {
                     status,
                     bytes: resp.body.len() as u64,
@@ -387,19 +425,22 @@ impl ParseStage {
         let mut errors = Vec::new();
         let analysis = match resp.request.kind {
             RequestKind::Sitemap { nesting } if resp.status.is_success() => {
-                self.sitemap(module, &resp, nesting, &mut errors)
+                self.sitemap(module, resp, nesting, &mut errors)
             }
-            _ => self.analyzer.analyze(&resp),
+            _ => self.analyzer.analyze(resp),
         };
         for issue in analysis.issues {
-            self.report(module, &resp, ErrorKind::Content, issue, &mut errors);
+            self.report(module, resp, ErrorKind::Content, issue, &mut errors);
+        }
+        if let Some(out) = outlinks {
+            out.extend(analysis.requests.iter().map(|r| r.url.to_string()));
         }
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
         }
         self.cfg.listeners.links_found(&resp.request, &discovered);
         if !analysis.items.is_empty() {
-            self.cfg.listeners.target_page(&resp);
+            self.cfg.listeners.target_page(resp);
         }
         // A redirect is a new request (same depth) that goes through scope and
         // de-duplication like any link, so every hop is checked; one that cannot be followed
@@ -427,7 +468,7 @@ impl ParseStage {
             }
             Some(Err(e)) => {
                 let message = e.to_string();
-                self.report(module, &resp, ErrorKind::BadRedirect, message.clone(), &mut errors);
+                self.report(module, resp, ErrorKind::BadRedirect, message.clone(), &mut errors);
                 failure = Some(message);
             }
             None => {}
@@ -450,7 +491,7 @@ impl ParseStage {
                     interval: Duration::from_millis(interval_ms),
                     changed: h != was,
                 });
-                Some(self.page_record(&resp, h, bytes, visit))
+                Some(self.page_record(resp, h, bytes, visit))
             }
             _ => None,
         };
@@ -559,6 +600,20 @@ impl ParseStage {
             out.requests.push(r);
         }
         out
+    }
+}
+
+/// How the archive keeps a page a re-crawl found unchanged: a `304` as a revisit of what the
+/// server did not send again, the same body as a revisit of the payload archived before.
+fn revisit_of(outcome: &Outcome) -> Option<Revisit> {
+    match outcome {
+        Outcome::Page { status: 304, change: Some(Change::Unchanged { .. }), .. } => {
+            Some(Revisit::NotModified)
+        }
+        Outcome::Page { change: Some(Change::Unchanged { .. }), .. } => {
+            Some(Revisit::IdenticalPayload { refers_to_date: None })
+        }
+        _ => None,
     }
 }
 

@@ -129,6 +129,8 @@ pub struct Summary {
     /// wait for politeness (its delay, a pause its server asked for, its rate limits, a
     /// retry's back-off), in seconds.
     pub politeness_wait_secs: f64,
+    /// Bytes this run wrote to WARC files (`--warc`), after compression.
+    pub warc_bytes: u64,
     pub modules: Modules,
 }
 

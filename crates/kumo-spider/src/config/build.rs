@@ -43,6 +43,8 @@ pub struct OutputSpec {
     /// A new crawl may replace existing `jsonl` and `csv` files (otherwise one holding data
     /// is refused: kumo replaces only files it wrote).
     pub overwrite: bool,
+    /// Archive every exchange as WARC files in this directory (`kumo crawl --warc`).
+    pub warc: Option<PathBuf>,
 }
 
 impl SiteSpec {
@@ -355,6 +357,7 @@ pub(super) fn site(
         postgres: o.postgres.map(|p| postgres::output(lines, &name, p)).transpose()?,
         stdout: o.stdout,
         overwrite: o.overwrite,
+        warc: o.warc.map(PathBuf::from),
     };
     Ok(SiteSpec {
         name,

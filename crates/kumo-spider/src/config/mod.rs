@@ -23,7 +23,8 @@
 //! next_page = "li.next > a"
 //! processors = [{ require = ["text"] }]
 //! output = { jsonl = "quotes.jsonl" }   # also csv, stdout = true, postgres (PostgresOutput);
-//!                                       # overwrite = true: a new crawl may replace the files
+//!                                       # overwrite = true: a new crawl may replace the files;
+//!                                       # warc = "archive/": every exchange as WARC files
 //!
 //! [[site.limit]]                         # per-host limit rules, first match wins
 //! host = "*.example.com"                # a glob, or regex = '…'

@@ -185,6 +185,7 @@ pub(super) struct RawOutput {
     pub stdout: bool,
     #[serde(default)]
     pub overwrite: bool,
+    pub warc: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,0 +1,58 @@
+//! What the crawler hands over for one HTTP exchange: [`Exchange`] and, for a recrawl, [`Revisit`].
+
+use std::net::IpAddr;
+use std::time::SystemTime;
+
+/// One HTTP exchange as the crawler saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// The URL asked for (WARC-Target-URI, written without angle brackets).
+    pub target: &'a str,
+    /// When the request was sent: the WARC-Date of every record of the exchange (UTC, to the
+    /// second).
+    pub date: SystemTime,
+    pub method: &'a http::Method,
+    /// The request headers as sent. The request record is reconstructed: `GET /path?query
+    /// HTTP/1.1`, then `host` (from the target, with a port only if not the default) unless the
+    /// map has one, then the map's headers in its iteration order.
+    pub request_headers: &'a http::HeaderMap,
+    pub request_body: &'a [u8],
+    pub version: http::Version,
+    pub status: http::StatusCode,
+    pub response_headers: &'a http::HeaderMap,
+    /// The body as it came over the wire: transfer coding (chunking) already removed, content
+    /// coding (gzip, br...) kept.
+    pub payload: &'a [u8],
+    /// The server's address (WARC-IP-Address), if known.
+    pub ip: Option<IpAddr>,
+    /// The payload was cut at the crawler's size cap: `WARC-Truncated: length`.
+    pub truncated: bool,
+    /// Links found in the page: a `metadata` record (`outlink: URL` lines, WARC-Concurrent-To
+    /// the response) follows when not empty.
+    pub outlinks: &'a [String],
+    /// Write a `revisit` record instead of a `response`.
+    pub revisit: Option<Revisit>,
+}
+
+/// Why an exchange is archived as a `revisit` record, whose block is the HTTP head only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revisit {
+    /// A 304 to a conditional request: profile `…/revisit/server-not-modified`, no payload
+    /// digest (there is no payload), `WARC-Refers-To-Target-URI` = target.
+    NotModified,
+    /// A body identical to one the crawl archived before: profile
+    /// `…/revisit/identical-payload-digest`, WARC-Payload-Digest of the (identical) payload,
+    /// `WARC-Refers-To-Target-URI` = target, `WARC-Refers-To-Date` when known.
+    IdenticalPayload { refers_to_date: Option<SystemTime> },
+}
+
+impl Revisit {
+    pub(crate) fn profile(self) -> &'static str {
+        match self {
+            Revisit::NotModified => "http://netpreserve.org/warc/1.1/revisit/server-not-modified",
+            Revisit::IdenticalPayload { .. } => {
+                "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+            }
+        }
+    }
+}

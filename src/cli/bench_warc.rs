@@ -1,0 +1,52 @@
+//! `kumo bench --warc`: what archiving costs. The same crawl of the synthetic site, in memory,
+//! plainly and with every exchange written to WARC files (in a temporary directory, removed
+//! after each crawl), alternately; the medians side by side, and the archive's bytes per page.
+
+use anyhow::Result;
+use kumo_engine::{CrawlConfig, Engine};
+
+use super::bench_pairs::{ROUNDS, Sample, alternately};
+
+/// Crawls with `cfg` plainly and archived, alternately; the lines that say the medians.
+pub async fn compare(cfg: &CrawlConfig) -> Result<String> {
+    let per_page = std::sync::Mutex::new(Vec::new());
+    let pair = alternately(|archived| {
+        let per_page = &per_page;
+        async move {
+            let (sample, bytes) = crawl(cfg, archived).await?;
+            per_page.lock().unwrap_or_else(|e| e.into_inner()).extend(bytes);
+            Ok(sample)
+        }
+    })
+    .await?;
+    let mut per_page = per_page.into_inner().unwrap_or_else(|e| e.into_inner());
+    per_page.sort_by(f64::total_cmp);
+    let bytes = per_page.get(per_page.len() / 2).copied().unwrap_or(0.0);
+    Ok(format!(
+        "warc:         archived (--warc) against plain, medians of {ROUNDS} crawls each, in memory:\n{}\n  \
+         warc bytes: {bytes:.0} per page (gzip per record; request, response, outlinks)",
+        pair.lines()
+    ))
+}
+
+/// One crawl in memory, archived or not; what it measured and, archived, the archive's bytes
+/// per page.
+async fn crawl(cfg: &CrawlConfig, archived: bool) -> Result<(Sample, Option<f64>)> {
+    let dir = std::env::temp_dir().join(format!("kumo-bench-warc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut cfg = cfg.clone();
+    if archived {
+        cfg.warc = Some(super::warc::config(&dir, super::warc::DEFAULT_MAX_SIZE, false, "bench", None, true));
+    }
+    let (frontier, sink) = super::bench::in_memory(&cfg);
+    let mut engine = Engine::new();
+    engine.init(cfg, frontier, vec![Box::new(sink)])?;
+    let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
+    engine.start().await?;
+    let summary = engine.wait().await?;
+    let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
+    let pages = summary.pages.max(1) as f64;
+    let sample = Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / pages * 1e6 };
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((sample, archived.then(|| summary.warc_bytes as f64 / pages)))
+}

@@ -1,0 +1,51 @@
+//! `--warc DIR`: where a crawl's WARC files go and what they are named after. Workers sharing
+//! a crawl through Redis each write files of their own (the worker's name is in theirs), so
+//! each can cut its own back when it resumes.
+
+use std::path::Path;
+
+use kumo_warc::{RecordOptions, WarcConfig};
+
+/// Bytes a WARC file holds before the next is started, unless told otherwise.
+pub const DEFAULT_MAX_SIZE: u64 = 1_000_000_000;
+
+/// The output's name, as the state records the outputs a crawl was made with.
+pub fn output_name(dir: &Path) -> String {
+    format!("warc:{}", dir.display())
+}
+
+/// The settings of a crawl's WARC output in `dir`: files named after `crawl` (and `worker`,
+/// in a shared crawl), rolled at `max_size` bytes, with a CDXJ index if asked.
+pub fn config(
+    dir: &Path,
+    max_size: u64,
+    cdxj: bool,
+    crawl: &str,
+    worker: Option<&str>,
+    robots: bool,
+) -> WarcConfig {
+    let mut prefix = file_safe(crawl);
+    let mut info = vec![("crawl".to_string(), crawl.to_string())];
+    if let Some(w) = worker {
+        // A worker's name holds a host name and paths: its hash keeps file names short.
+        prefix = format!("{prefix}-{:08x}", xxhash_rust::xxh3::xxh3_64(w.as_bytes()) as u32);
+        info.push(("worker".to_string(), w.to_string()));
+    }
+    info.push(("robots".to_string(), if robots { "obey" } else { "ignore" }.to_string()));
+    WarcConfig {
+        dir: dir.to_path_buf(),
+        prefix,
+        max_file_bytes: max_size,
+        cdxj,
+        info,
+        software: format!("kumo/{}", env!("CARGO_PKG_VERSION")),
+        record: RecordOptions::default(),
+    }
+}
+
+/// `name` with anything but letters, digits, `.`, `-` and `_` replaced by `_`.
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .collect()
+}

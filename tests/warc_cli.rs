@@ -1,0 +1,245 @@
+//! `kumo crawl --warc`: a crawl of pages the test site serves gzip- and brotli-encoded,
+//! chunked, redirected, missing, failing, binary and too large, archived, then checked with the
+//! archivists' own tools (Python's warcio and cdxj-indexer, which `scripts/test.sh` installs
+//! in `.venv`): every record valid and its digests right, one response per URL fetched, the
+//! bodies as the server sent them, and kumo's CDXJ index the one cdxj-indexer makes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bytes::Bytes;
+use kumo_testsite::{Fixture, ServerBuilder};
+
+/// A tool of the repository's Python environment (`KUMO_PYTHON_BIN`, else `.venv/bin`).
+pub fn python_tool(name: &str) -> PathBuf {
+    let bin = std::env::var_os("KUMO_PYTHON_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
+    let tool = bin.join(name);
+    assert!(
+        tool.is_file(),
+        "{} is missing: scripts/test.sh installs it (pip install warcio cdxj-indexer)",
+        tool.display()
+    );
+    tool
+}
+
+/// Runs a Python tool; its standard output, or a panic with what it said.
+fn run_tool(name: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(python_tool(name)).args(args).output().expect("the tool runs");
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// One record as `warcio index` lists it.
+type Indexed = serde_json::Map<String, serde_json::Value>;
+
+/// `warcio index` of `file`, with the fields the checks need.
+fn index(file: &Path) -> Vec<Indexed> {
+    let fields = "warc-type,warc-target-uri,warc-record-id,warc-concurrent-to,warc-payload-digest,\
+                  warc-truncated,http:status,offset";
+    let out = run_tool("warcio", &["index", "-f", fields, file.to_str().unwrap()]);
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+fn field<'a>(r: &'a Indexed, name: &str) -> &'a str {
+    r.get(name).and_then(|v| v.as_str()).unwrap_or("")
+}
+
+fn testdata(name: &str) -> Bytes {
+    let dir = std::env::var("KUMO_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"));
+    Bytes::from(std::fs::read(dir.join("compressed").join(name)).expect("test vector"))
+}
+
+fn coded(body: Bytes, coding: &str) -> Fixture {
+    Fixture {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "text/html".into()),
+            ("content-encoding".into(), coding.into()),
+        ],
+        body,
+        ..Default::default()
+    }
+}
+
+/// The WARC files and other files of `dir`, by name.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    all.sort();
+    all
+}
+
+const PNG: &[u8] =
+    b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\0IEND\xaeB`\x82";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_exchange_is_archived_as_warcio_and_cdxj_indexer_expect() {
+    let gzip = testdata("html-gzip.bin");
+    let chunked = format!("<html><body>{}</body></html>", "<p>chunk</p>".repeat(500));
+    let links =
+        ["gzip.html", "br.html", "chunked.html", "moved", "missing.html", "down", "big.html", "image.png"];
+    let index_html = format!(
+        "<html><body>{}</body></html>",
+        links.iter().map(|l| format!("<a href=\"{l}\">{l}</a>")).collect::<String>()
+    );
+    let server = ServerBuilder::new()
+        .fixture("/robots.txt", Fixture::status(200, "User-agent: *\nDisallow: /private\n"))
+        .fixture("/index.html", Fixture::html(&index_html))
+        .fixture("/gzip.html", coded(gzip.clone(), "gzip"))
+        .fixture("/br.html", coded(testdata("html-br.bin"), "br"))
+        .fixture("/chunked.html", Fixture::html(&chunked).trickle(1000, std::time::Duration::ZERO))
+        .fixture("/moved", Fixture::redirect(301, "/target.html"))
+        .fixture("/target.html", Fixture::html("<p>moved here</p>"))
+        .fixture("/down", Fixture::status(500, "down for maintenance"))
+        .fixture("/big.html", Fixture::html(&"x".repeat(300_000)))
+        .fixture(
+            "/image.png",
+            Fixture {
+                status: 200,
+                headers: vec![("content-type".into(), "image/png".into())],
+                body: Bytes::from_static(PNG),
+                ..Default::default()
+            },
+        )
+        .start()
+        .await
+        .unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url("/index.html");
+    let args = [
+        "crawl",
+        &seed,
+        "-o",
+        "items.jsonl",
+        "--warc",
+        "archive",
+        "--warc-cdxj",
+        "--max-depth",
+        "1",
+        "--max-body",
+        "100000",
+        "--retries",
+        "0",
+        "--no-progress",
+        "--summary-json",
+        "summary.json",
+    ];
+    let out = common::kumo_in(cwd.path(), &args).await;
+    // The 500 and the page over the cap fail for good: exit status 4 (too many failures).
+    assert!(matches!(out.status.code(), Some(0 | 4)), "{}", common::stderr(&out));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cwd.path().join("summary.json")).unwrap()).unwrap();
+
+    let archive = cwd.path().join("archive");
+    let all = files(&archive);
+    let warcs: Vec<&PathBuf> = all.iter().filter(|p| p.to_string_lossy().ends_with(".warc.gz")).collect();
+    assert_eq!(warcs.len(), 1, "one file, closed: {all:?}");
+    let warc = warcs[0];
+    let name = warc.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("127.0.0.1-") && name.ends_with("-00000.warc.gz"), "{name}");
+    assert!(summary["warc_bytes"].as_u64().unwrap() == std::fs::metadata(warc).unwrap().len());
+
+    // Every record valid, every digest right.
+    let check = String::from_utf8(run_tool("warcio", &["check", "-v", warc.to_str().unwrap()])).unwrap();
+    assert!(check.contains("digest pass") && !check.contains("fail"), "{check}");
+
+    let records = index(warc);
+    assert_eq!(field(&records[0], "warc-type"), "warcinfo");
+    let by_id: BTreeMap<&str, &Indexed> = records.iter().map(|r| (field(r, "warc-record-id"), r)).collect();
+    let mut responses: BTreeMap<String, &Indexed> = BTreeMap::new();
+    for r in records.iter().filter(|r| field(r, "warc-type") == "response") {
+        let path = field(r, "warc-target-uri").trim_start_matches(&server.base_url()).to_string();
+        assert!(responses.insert(path.clone(), r).is_none(), "{path}: two responses");
+    }
+    let want = [
+        "/robots.txt",
+        "/index.html",
+        "/gzip.html",
+        "/br.html",
+        "/chunked.html",
+        "/moved",
+        "/target.html",
+        "/missing.html",
+        "/down",
+        "/big.html",
+        "/image.png",
+    ];
+    assert_eq!(
+        responses.keys().map(String::as_str).collect::<Vec<_>>().len(),
+        want.len(),
+        "{:?}",
+        responses.keys()
+    );
+    for path in want {
+        assert!(responses.contains_key(path), "no response for {path}: {:?}", responses.keys());
+    }
+    let status = |p: &str| {
+        responses[p].get("http:status").and_then(|s| s.as_str().map(str::to_owned).or(Some(s.to_string())))
+    };
+    assert_eq!(status("/moved").as_deref(), Some("301"));
+    assert_eq!(status("/missing.html").as_deref(), Some("404"));
+    assert_eq!(status("/down").as_deref(), Some("500"));
+    assert_eq!(field(responses["/big.html"], "warc-truncated"), "length", "cut at --max-body");
+    assert_eq!(
+        responses.len() as u64,
+        summary["pages"].as_u64().unwrap() + 3,
+        "pages, robots.txt, the 500 and the cut page"
+    );
+
+    // Each request names its response, which holds its pair.
+    let requests: Vec<&Indexed> = records.iter().filter(|r| field(r, "warc-type") == "request").collect();
+    assert_eq!(requests.len(), responses.len(), "a request per response");
+    for q in &requests {
+        let to = field(q, "warc-concurrent-to");
+        let r = by_id.get(to).unwrap_or_else(|| panic!("request {q:?} names no record"));
+        assert_eq!(field(r, "warc-type"), "response");
+        assert_eq!(field(r, "warc-target-uri"), field(q, "warc-target-uri"));
+    }
+    let outlinks = records.iter().filter(|r| field(r, "warc-type") == "metadata").count();
+    assert!(outlinks >= 1, "the index page's links as metadata");
+
+    // The payload digest is of the body as it came: the gzip bytes, not the page.
+    assert_eq!(field(responses["/gzip.html"], "warc-payload-digest"), kumo_warc::sha1_digest(&[&gzip]));
+    // What a replay serves (warcio decodes the content coding): the page, as sent.
+    let payload = |path: &str| {
+        let offset = field(responses[path], "offset").to_string();
+        run_tool("warcio", &["extract", "--payload", warc.to_str().unwrap(), &offset])
+    };
+    let mut page = Vec::new();
+    flate2::read::GzDecoder::new(&gzip[..]).read_to_end(&mut page).unwrap();
+    let same = |path: &str, want: &[u8]| {
+        let got = payload(path);
+        assert!(got == want, "{path}: {} bytes replayed, {} sent", got.len(), want.len());
+    };
+    same("/gzip.html", &page);
+    // warcio decodes brotli only with a Python brotli module: without one it gives the
+    // bytes as stored, which must then be the server's.
+    let br = payload("/br.html");
+    assert!(br == page || br == testdata("html-br.bin"), "/br.html: {} bytes replayed", br.len());
+    same("/chunked.html", chunked.as_bytes());
+    same("/image.png", PNG);
+    same("/target.html", b"<p>moved here</p>");
+    same("/big.html", &[b'x'; 100_000]);
+
+    // kumo's index is the one cdxj-indexer makes of the file.
+    let cdxj = all.iter().find(|p| p.to_string_lossy().ends_with(".cdxj")).expect("a CDXJ index");
+    let ours = std::fs::read_to_string(cdxj).unwrap();
+    let theirs = String::from_utf8(run_tool("cdxj-indexer", &["-s", warc.to_str().unwrap()])).unwrap();
+    assert_eq!(ours, theirs.replace(warc.to_str().unwrap(), &name), "CDXJ as cdxj-indexer writes it");
+}
