@@ -1,12 +1,15 @@
 //! kill -9 at random moments, resume, and nothing is lost or duplicated: the real binary
 //! crawls the synthetic site with its default embedded state, is killed again and again,
 //! and the final output, the summary and the server's log are checked against the ground
-//! truth. `KUMO_KILLS=20 cargo test --test kill_resume` (or scripts/kill-test.sh) kills more.
+//! truth, and so is its WARC archive. `KUMO_KILLS=20 cargo test --test kill_resume` (or
+//! scripts/kill-test.sh) kills more.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+mod common;
 
 use kumo_testsite::services::Postgres;
 use kumo_testsite::{Fixture, ServerBuilder, SiteConfig, TestServer};
@@ -119,6 +122,30 @@ fn check_summary(summary: &serde_json::Value, unique: usize) {
     assert_eq!(summary["failed"], 0);
 }
 
+/// Every WARC file is whole (`warcio check`, which reads every gzip member and digest) and
+/// closed, and the responses are each page's once; robots.txt's once per run that fetched it
+/// (each run asks for it again, and each fetch is archived).
+fn check_warc(archive: &Path, server: &TestServer, unique: usize) {
+    let mut files: Vec<_> = std::fs::read_dir(archive).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.iter().all(|f| f.to_string_lossy().ends_with(".warc.gz")), "all closed: {files:?}");
+    assert!(files.len() > 1, "rolled over: {files:?}");
+    let mut responses: BTreeMap<String, u32> = BTreeMap::new();
+    for f in &files {
+        common::run_tool("warcio", &["check", f.to_str().unwrap()]);
+        for r in common::warc_index(f, "warc-type,warc-target-uri") {
+            if r["warc-type"] == "response" {
+                *responses.entry(r["warc-target-uri"].as_str().unwrap().to_string()).or_default() += 1;
+            }
+        }
+    }
+    let robots = responses.remove(&server.url("/robots.txt"));
+    assert!(robots.is_some(), "robots.txt archived");
+    let twice: Vec<_> = responses.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "responses archived twice: {twice:?}");
+    assert_eq!(responses.len(), unique, "every page's response");
+}
+
 fn crawl_args(server: &TestServer, output: &str) -> Vec<String> {
     [
         "crawl",
@@ -136,12 +163,17 @@ fn crawl_args(server: &TestServer, output: &str) -> Vec<String> {
     .collect()
 }
 
+/// The crawl is archived too (`--warc`, files rolled every 4 MB so kills land in several):
+/// after the kills, every WARC file passes `warcio check` and holds each page's response once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_then_resume_writes_every_page_once_to_jsonl() {
+async fn kill_9_then_resume_writes_every_page_once_to_jsonl_and_warc() {
     let (site, unique) = site();
     let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let summary = crawl_with_kills(crawl_args(&server, "pages.jsonl"), dir.path()).await;
+    let mut args = crawl_args(&server, "pages.jsonl");
+    args.extend(["--warc", "archive", "--warc-max-size", "4000000"].map(String::from));
+    let summary = crawl_with_kills(args, dir.path()).await;
+    check_warc(&dir.path().join("archive"), &server, unique);
 
     let text = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap();
     let mut urls = HashSet::new();

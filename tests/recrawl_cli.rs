@@ -26,7 +26,7 @@ async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
     let url = server.url("/index.html");
     let run = |extra: &'static [&'static str]| {
         let mut args = vec!["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
-        args.extend(["--summary-json", "summary.json"]);
+        args.extend(["--summary-json", "summary.json", "--warc", "archive"]);
         args.extend(extra);
         let cwd = dir.path().to_path_buf();
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -72,6 +72,29 @@ async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
     assert_eq!((changes["new"].as_u64(), changes["gone"].as_u64()), (Some(0), Some(0)), "{changes}");
     assert!(changes["bytes_saved"].as_u64().unwrap() > 1_000 * (unique as u64 - 10), "{changes}");
     assert!(stderr(&out).contains("10 changed"), "{}", stderr(&out));
+    // Archived, the second round after the first in the same collection: the changed pages
+    // as responses, the unchanged ones as revisits of what the server did not send again.
+    let mut files: Vec<_> =
+        std::fs::read_dir(dir.path().join("archive")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.iter().all(|f| f.to_string_lossy().ends_with(".warc.gz")), "all closed: {files:?}");
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for file in &files {
+        common::run_tool("warcio", &["check", file.to_str().unwrap()]);
+        for r in common::warc_index(file, "warc-type,warc-profile") {
+            let profile = r.get("warc-profile").and_then(|p| p.as_str()).unwrap_or("");
+            let kind =
+                format!("{} {}", r["warc-type"].as_str().unwrap(), profile.rsplit('/').next().unwrap());
+            *kinds.entry(kind.trim().to_string()).or_default() += 1;
+        }
+    }
+    let responses = (unique + 1) + (10 + 1);
+    assert_eq!(
+        kinds.get("response"),
+        Some(&responses),
+        "pages and robots.txt, then the changed ones: {kinds:?}"
+    );
+    assert_eq!(kinds.get("revisit server-not-modified"), Some(&(unique - 10)), "{kinds:?}");
 
     // Nothing changed since: every page answers 304, nothing is written; the changed pages
     // were asked with their new validators.

@@ -9,36 +9,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use bytes::Bytes;
 use kumo_testsite::{Fixture, ServerBuilder};
-
-/// A tool of the repository's Python environment (`KUMO_PYTHON_BIN`, else `.venv/bin`).
-pub fn python_tool(name: &str) -> PathBuf {
-    let bin = std::env::var_os("KUMO_PYTHON_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
-    let tool = bin.join(name);
-    assert!(
-        tool.is_file(),
-        "{} is missing: scripts/test.sh installs it (pip install warcio cdxj-indexer)",
-        tool.display()
-    );
-    tool
-}
-
-/// Runs a Python tool; its standard output, or a panic with what it said.
-fn run_tool(name: &str, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(python_tool(name)).args(args).output().expect("the tool runs");
-    assert!(
-        out.status.success(),
-        "{name} {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// One record as `warcio index` lists it.
 type Indexed = serde_json::Map<String, serde_json::Value>;
@@ -47,12 +20,7 @@ type Indexed = serde_json::Map<String, serde_json::Value>;
 fn index(file: &Path) -> Vec<Indexed> {
     let fields = "warc-type,warc-target-uri,warc-record-id,warc-concurrent-to,warc-payload-digest,\
                   warc-truncated,http:status,offset";
-    let out = run_tool("warcio", &["index", "-f", fields, file.to_str().unwrap()]);
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect()
+    common::warc_index(file, fields)
 }
 
 fn field<'a>(r: &'a Indexed, name: &str) -> &'a str {
@@ -156,7 +124,8 @@ async fn every_exchange_is_archived_as_warcio_and_cdxj_indexer_expect() {
     assert!(summary["warc_bytes"].as_u64().unwrap() == std::fs::metadata(warc).unwrap().len());
 
     // Every record valid, every digest right.
-    let check = String::from_utf8(run_tool("warcio", &["check", "-v", warc.to_str().unwrap()])).unwrap();
+    let check =
+        String::from_utf8(common::run_tool("warcio", &["check", "-v", warc.to_str().unwrap()])).unwrap();
     assert!(check.contains("digest pass") && !check.contains("fail"), "{check}");
 
     let records = index(warc);
@@ -219,7 +188,7 @@ async fn every_exchange_is_archived_as_warcio_and_cdxj_indexer_expect() {
     // What a replay serves (warcio decodes the content coding): the page, as sent.
     let payload = |path: &str| {
         let offset = field(responses[path], "offset").to_string();
-        run_tool("warcio", &["extract", "--payload", warc.to_str().unwrap(), &offset])
+        common::run_tool("warcio", &["extract", "--payload", warc.to_str().unwrap(), &offset])
     };
     let mut page = Vec::new();
     flate2::read::GzDecoder::new(&gzip[..]).read_to_end(&mut page).unwrap();
@@ -240,6 +209,128 @@ async fn every_exchange_is_archived_as_warcio_and_cdxj_indexer_expect() {
     // kumo's index is the one cdxj-indexer makes of the file.
     let cdxj = all.iter().find(|p| p.to_string_lossy().ends_with(".cdxj")).expect("a CDXJ index");
     let ours = std::fs::read_to_string(cdxj).unwrap();
-    let theirs = String::from_utf8(run_tool("cdxj-indexer", &["-s", warc.to_str().unwrap()])).unwrap();
+    let theirs =
+        String::from_utf8(common::run_tool("cdxj-indexer", &["-s", warc.to_str().unwrap()])).unwrap();
     assert_eq!(ours, theirs.replace(warc.to_str().unwrap(), &name), "CDXJ as cdxj-indexer writes it");
+}
+
+/// Starts `args` in `cwd` and kills it (SIGKILL) once it has an `.open` WARC file in
+/// `cwd/archive` and the site has answered 20 requests.
+async fn kill_mid_crawl(cwd: &Path, args: &[&str], server: &kumo_testsite::TestServer) {
+    let mut child = common::spawn_in(cwd, args);
+    let archive = cwd.join("archive");
+    let open = || {
+        std::fs::read_dir(&archive)
+            .map(|d| {
+                d.filter_map(|e| e.ok()).any(|e| e.file_name().to_string_lossy().ends_with(".warc.gz.open"))
+            })
+            .unwrap_or(false)
+    };
+    let before = server.hit_count();
+    common::wait_until(std::time::Duration::from_secs(30), "an open WARC file", || {
+        open() && server.hit_count() > before + 20
+    })
+    .await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+}
+
+/// The responses of the WARC files of `dir`, by target, after `warcio check` passes on each.
+fn responses(dir: &Path) -> BTreeMap<String, usize> {
+    let mut seen = BTreeMap::new();
+    for f in files(dir) {
+        assert!(f.to_string_lossy().ends_with(".warc.gz"), "closed: {f:?}");
+        common::run_tool("warcio", &["check", f.to_str().unwrap()]);
+        for r in common::warc_index(&f, "warc-type,warc-target-uri") {
+            if r["warc-type"] == "response" {
+                *seen.entry(r["warc-target-uri"].as_str().unwrap().to_string()).or_default() += 1;
+            }
+        }
+    }
+    seen
+}
+
+/// A crawl killed mid-way leaves its last file `.open`: run again, it goes on in that file,
+/// cut back to its last commit, and archives each page once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_crawl_resumes_its_unfinished_archive() {
+    let (server, truth) = common::small_site(200).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url("/index.html");
+    let args = [
+        "crawl",
+        &seed,
+        "-o",
+        "p.jsonl",
+        "--warc",
+        "archive",
+        "--per-host",
+        "1",
+        "--delay-ms",
+        "5",
+        "--no-progress",
+    ];
+    kill_mid_crawl(cwd.path(), &args, &server).await;
+    let out = common::kumo_in(cwd.path(), &args).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut seen = responses(&cwd.path().join("archive"));
+    seen.remove(&server.url("/robots.txt")).expect("robots.txt archived (once per run)");
+    assert_eq!(seen.len(), truth.unique_urls, "every page");
+    assert!(seen.values().all(|n| *n == 1), "each page once");
+}
+
+/// Started afresh (`--fresh`: its state gone), a crawl is refused an archive folder holding
+/// an unfinished file of its name: only the old state knew what of that file was committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_crawl_is_never_mixed_into_an_unfinished_archive() {
+    let (server, truth) = common::small_site(200).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url("/index.html");
+    let args = [
+        "crawl",
+        &seed,
+        "-o",
+        "p.jsonl",
+        "--warc",
+        "archive",
+        "--per-host",
+        "1",
+        "--delay-ms",
+        "5",
+        "--no-progress",
+    ];
+    kill_mid_crawl(cwd.path(), &args, &server).await;
+    let mut fresh = args.to_vec();
+    fresh.push("--fresh");
+    let out = common::kumo_in(cwd.path(), &fresh).await;
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("a WARC file of an unfinished crawl"), "{}", common::stderr(&out));
+    // Another folder archives the new crawl.
+    fresh[5] = "archive2";
+    let out = common::kumo_in(cwd.path(), &fresh).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let seen = responses(&cwd.path().join("archive2"));
+    assert_eq!(seen.len(), truth.unique_urls + 1, "every page and robots.txt");
+}
+
+/// A spider file's site archives through `output = { warc = "DIR" }`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_file_site_archives_to_its_warc_folder() {
+    let (server, truth) = common::small_site(30).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price")).replace(
+        "output = { jsonl = \"products.jsonl\" }",
+        "output = { jsonl = \"products.jsonl\", warc = \"shop-archive\" }",
+    );
+    assert!(spider.contains("warc ="), "{spider}");
+    std::fs::write(cwd.path().join("shop.toml"), spider).unwrap();
+    let out = common::kumo_in(cwd.path(), &["crawl", "shop.toml", "--no-progress"]).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let warcs: Vec<_> =
+        std::fs::read_dir(cwd.path().join("shop-archive")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(warcs.len(), 1, "{warcs:?}");
+    common::run_tool("warcio", &["check", warcs[0].to_str().unwrap()]);
+    let records = common::warc_index(&warcs[0], "warc-type");
+    let responses = records.iter().filter(|r| r["warc-type"] == "response").count();
+    assert_eq!(responses, truth.unique_urls + 1, "every page and robots.txt");
 }

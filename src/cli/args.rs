@@ -455,6 +455,11 @@ pub struct CrawlArgs {
     /// Write a CDXJ index (pywb's) beside each WARC file when it is closed.
     #[arg(long, requires = "warc")]
     pub warc_cdxj: bool,
+    /// How hard each WARC record is compressed: 1 (fast, the default) to 9 (smallest), or 0
+    /// (stored: gzip members that are not deflated, about 2.5 times larger files for much less
+    /// CPU; `kumo bench --warc` compares them).
+    #[arg(long, default_value_t = 1, value_name = "0-9", requires = "warc", value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub warc_gzip_level: u32,
     /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
     #[arg(long = "sitemap", value_name = "URL")]
     pub sitemaps: Vec<String>,

@@ -232,14 +232,13 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let mut cfg = cfg;
     cfg.warc = a.warc.as_deref().map(|dir| {
         let crawl = a.state.crawl.as_deref().unwrap_or(&crawl_name);
-        super::warc::config(
+        let archive = super::warc::Archive {
             dir,
-            a.warc_max_size,
-            a.warc_cdxj,
-            crawl,
-            opened.worker.as_deref(),
-            cfg.robots.obey,
-        )
+            max_size: a.warc_max_size,
+            cdxj: a.warc_cdxj,
+            gzip_level: a.warc_gzip_level,
+        };
+        super::warc::config(&archive, crawl, opened.worker.as_deref(), cfg.robots.obey)
     });
     crawl(a, cfg, opened, sink).await
 }

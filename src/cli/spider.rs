@@ -124,8 +124,8 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
     };
     site.crawl.warc = site.output.warc.as_deref().map(|warc| {
         let crawl = o.state.crawl.as_deref().unwrap_or(&storage_crawl);
-        let max = super::warc::DEFAULT_MAX_SIZE;
-        super::warc::config(warc, max, false, crawl, opened.worker.as_deref(), site.crawl.robots.obey)
+        let archive = super::warc::Archive::at(warc);
+        super::warc::config(&archive, crawl, opened.worker.as_deref(), site.crawl.robots.obey)
     });
     let state = opened.state.clone();
     Ok(PreparedSite { job: SiteJob { site, sinks, state, on_engine: None }, opened, new_files })

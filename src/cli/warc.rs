@@ -14,16 +14,30 @@ pub fn output_name(dir: &Path) -> String {
     format!("warc:{}", dir.display())
 }
 
-/// The settings of a crawl's WARC output in `dir`: files named after `crawl` (and `worker`,
-/// in a shared crawl), rolled at `max_size` bytes, with a CDXJ index if asked.
-pub fn config(
-    dir: &Path,
-    max_size: u64,
-    cdxj: bool,
-    crawl: &str,
-    worker: Option<&str>,
-    robots: bool,
-) -> WarcConfig {
+/// The settings of a crawl's WARC output: files named after `crawl` (and `worker`, in a
+/// shared crawl).
+/// Where and how a crawl archives.
+#[derive(Debug, Clone)]
+pub struct Archive<'a> {
+    pub dir: &'a Path,
+    pub max_size: u64,
+    pub cdxj: bool,
+    pub gzip_level: u32,
+}
+
+impl<'a> Archive<'a> {
+    /// The defaults, in `dir`.
+    pub fn at(dir: &'a Path) -> Self {
+        Archive {
+            dir,
+            max_size: DEFAULT_MAX_SIZE,
+            cdxj: false,
+            gzip_level: RecordOptions::default().gzip_level,
+        }
+    }
+}
+
+pub fn config(a: &Archive<'_>, crawl: &str, worker: Option<&str>, robots: bool) -> WarcConfig {
     let mut prefix = file_safe(crawl);
     let mut info = vec![("crawl".to_string(), crawl.to_string())];
     if let Some(w) = worker {
@@ -33,13 +47,13 @@ pub fn config(
     }
     info.push(("robots".to_string(), if robots { "obey" } else { "ignore" }.to_string()));
     WarcConfig {
-        dir: dir.to_path_buf(),
+        dir: a.dir.to_path_buf(),
         prefix,
-        max_file_bytes: max_size,
-        cdxj,
+        max_file_bytes: a.max_size,
+        cdxj: a.cdxj,
         info,
         software: format!("kumo/{}", env!("CARGO_PKG_VERSION")),
-        record: RecordOptions::default(),
+        record: RecordOptions { gzip_level: a.gzip_level },
     }
 }
 

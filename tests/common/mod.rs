@@ -142,3 +142,40 @@ impl Watched {
         (status, self.stderr())
     }
 }
+
+/// A tool of the repository's Python environment (`KUMO_PYTHON_BIN`, else `.venv/bin`):
+/// warcio and cdxj-indexer, which `scripts/test.sh` installs.
+pub fn python_tool(name: &str) -> std::path::PathBuf {
+    let bin = std::env::var_os("KUMO_PYTHON_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin"));
+    let tool = bin.join(name);
+    assert!(
+        tool.is_file(),
+        "{} is missing: scripts/test.sh installs it (pip install warcio cdxj-indexer)",
+        tool.display()
+    );
+    tool
+}
+
+/// Runs a Python tool (see [`python_tool`]); its standard output, or a panic with what it said.
+pub fn run_tool(name: &str, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new(python_tool(name)).args(args).output().expect("the tool runs");
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The records of a WARC file as `warcio index -f FIELDS` lists them.
+pub fn warc_index(file: &Path, fields: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let out = run_tool("warcio", &["index", "-f", fields, file.to_str().expect("a UTF-8 path")]);
+    String::from_utf8(out)
+        .expect("UTF-8 JSON lines")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}

@@ -15,8 +15,10 @@ use crate::stages::{Outcome, PageResult};
 use crate::{CrawlConfig, CrawlError};
 
 /// Counts the scheduler keeps while it runs. A durable frontier saves them with every commit,
-/// so a resumed crawl's summary counts every page once, whichever run fetched it.
+/// so a resumed crawl's summary counts every page once, whichever run fetched it. Any field
+/// missing from saved counters reads as its default (a new round keeps only `warc`).
 #[derive(Default, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct Tally {
     pub pages: u64,
     pub bytes: u64,

@@ -212,6 +212,9 @@ impl fmt::Display for Summary {
                 c.new, c.changed, c.unchanged, c.bytes_saved, c.gone
             )?;
         }
+        if self.warc_bytes > 0 {
+            writeln!(f, "  warc:      {} bytes archived", self.warc_bytes)?;
+        }
         for (shape, n) in &self.trap_warnings {
             writeln!(
                 f,

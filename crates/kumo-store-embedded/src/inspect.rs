@@ -290,9 +290,28 @@ impl EmbeddedStore {
         }
         // A new round, even one with nothing due: its summary counts its own pages, not every
         // round's so far.
-        self.sp.meta.remove(&mut b, COUNTERS);
+        self.new_round_counters(&mut b)?;
         b.commit()?;
         Ok(report)
+    }
+
+    /// Clears the saved counters for a new round but for what outlives a round: where the
+    /// WARC archive ends (`warc`), which the next round's files go on from. The counters are
+    /// the engine's, opaque here but for this field.
+    fn new_round_counters(&self, b: &mut fjall::OwnedWriteBatch) -> Result<(), StoreError> {
+        let kept = self
+            .sp
+            .meta
+            .get(COUNTERS)?
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+            .and_then(|c| c.get("warc").filter(|w| !w.is_null()).cloned());
+        match kept {
+            Some(warc) => {
+                self.sp.meta.insert(b, COUNTERS, serde_json::to_vec(&serde_json::json!({ "warc": warc }))?)
+            }
+            None => self.sp.meta.remove(b, COUNTERS),
+        }
+        Ok(())
     }
 
     /// Calls `f` with each kept page's record (`--recrawl`, `kumo run`), by URL, until it

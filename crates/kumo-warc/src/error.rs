@@ -11,8 +11,9 @@ pub enum WarcError {
         source: std::io::Error,
     },
 
-    /// A fresh crawl found output of the same prefix: it must not mix into an old crawl.
-    #[error("{} already holds WARC output of this prefix ({file}); resume that crawl or choose another folder or prefix", dir.display())]
+    /// A fresh crawl found an unfinished file of the same prefix: only the crawl that wrote it
+    /// knows what of it was committed.
+    #[error("{} holds {file}, a WARC file of an unfinished crawl; resume that crawl (run its command again) or choose another folder", dir.display())]
     NotEmpty { dir: PathBuf, file: String },
 
     /// The file the resume position names is shorter than the position: it lost committed records.

@@ -92,9 +92,11 @@ struct OpenFile {
 }
 
 impl WarcWriter {
-    /// A fresh writer (`resume` None) creates `dir` if needed and refuses
-    /// ([`WarcError::NotEmpty`]) a folder that already holds a file of this prefix: a fresh
-    /// crawl must not mix into an old one. It starts no file until the first append.
+    /// A fresh writer (`resume` None) creates `dir` if needed and starts no file until the
+    /// first append; its files are numbered after the closed files of this prefix already
+    /// there (an earlier round of a re-crawl, whose originals its revisits refer to). It
+    /// refuses ([`WarcError::NotEmpty`]) a folder holding a file of this prefix still `.open`:
+    /// that crawl did not finish, and only its committed position says what of it to keep.
     ///
     /// Resuming, the file `resume.file` (found as `.open` or closed) is cut back to
     /// `resume.offset`, dropping records whose commit never landed, and reopened as `.open`
@@ -113,12 +115,15 @@ impl WarcWriter {
     fn fresh(cfg: WarcConfig) -> Result<Self, WarcError> {
         fs::create_dir_all(&cfg.dir).map_err(WarcError::io(&cfg.dir))?;
         let found = files::scan(&cfg.dir, &cfg.prefix)?;
-        // Name a WARC file if there is one: that is what the user will recognise.
-        let old = found.iter().find(|f| matches!(f.kind, Kind::Open | Kind::Closed)).or(found.first());
-        if let Some(old) = old {
-            return Err(WarcError::NotEmpty { dir: cfg.dir, file: old.name.clone() });
+        // A file still `.open` belongs to a crawl that did not finish: only its committed
+        // position may say what of it to keep.
+        if let Some(open) = found.iter().find(|f| f.kind == Kind::Open) {
+            return Err(WarcError::NotEmpty { dir: cfg.dir, file: open.name.clone() });
         }
-        Ok(WarcWriter { cfg, current: None, next_seq: 0, written: 0 })
+        // Closed files are an earlier crawl's (or an earlier round's of this one, whose
+        // revisits refer to them): new files go after them, in the same collection.
+        let next_seq = found.iter().map(|f| f.seq + 1).max().unwrap_or(0);
+        Ok(WarcWriter { cfg, current: None, next_seq, written: 0 })
     }
 
     fn resume(cfg: WarcConfig, pos: &WarcPosition) -> Result<Self, WarcError> {

@@ -275,12 +275,13 @@ fn resume_refuses_a_missing_file_or_a_foreign_name() {
 }
 
 #[test]
-fn a_fresh_crawl_refuses_a_folder_with_output_of_its_prefix() {
+fn a_fresh_crawl_refuses_an_unfinished_file_of_its_prefix_and_goes_after_closed_ones() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("other-20261127055031-00000.warc.gz"), b"").unwrap();
     fs::write(dir.path().join("notes.txt"), b"").unwrap();
     let mut w = WarcWriter::open(config(dir.path(), 1 << 30), None).unwrap();
-    w.append(&[records(0)]).unwrap();
+    let first = w.append(&[records(0)]).unwrap();
+    assert_eq!(first.seq, 0);
     drop(w);
     match WarcWriter::open(config(dir.path(), 1 << 30), None) {
         Err(WarcError::NotEmpty { dir: d, file }) => {
@@ -289,6 +290,13 @@ fn a_fresh_crawl_refuses_a_folder_with_output_of_its_prefix() {
         }
         other => panic!("{:?}", other.err()),
     }
+    // Closed, the file stays, and the next round's go after it.
+    WarcWriter::open(config(dir.path(), 1 << 30), Some(&first)).unwrap().close().unwrap();
+    let mut w = WarcWriter::open(config(dir.path(), 1 << 30), None).unwrap();
+    let next = w.append(&[records(1)]).unwrap();
+    assert_eq!(next.seq, 1, "after the closed file");
+    w.close().unwrap();
+    assert!(dir.path().join(&first.file).is_file() && dir.path().join(&next.file).is_file());
 }
 
 #[test]
