@@ -334,3 +334,65 @@ async fn a_spider_file_site_archives_to_its_warc_folder() {
     let responses = records.iter().filter(|r| r["warc-type"] == "response").count();
     assert_eq!(responses, truth.unique_urls + 1, "every page and robots.txt");
 }
+
+/// Two workers share a crawl through Redis, each archiving into the same folder under a name
+/// of its own; one is killed (SIGKILL) mid-crawl and started again with the same command: it
+/// cuts its own file back, and across both workers' files each page's response is there once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_sharing_a_crawl_through_redis_archive_each_page_once() {
+    let (server, truth) = common::small_site(600).await;
+    let redis = kumo_testsite::services::Redis::start().await.expect("redis-server starts");
+    let url = redis.unix_url();
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url("/index.html");
+    let worker = |n: usize| {
+        let out = format!("w{n}.jsonl");
+        let args = [
+            "crawl",
+            &seed,
+            "--redis",
+            &url,
+            "--crawl",
+            "archived",
+            "-o",
+            &out,
+            "--warc",
+            "archive",
+            "--no-progress",
+            "-c",
+            "4",
+            "--per-host",
+            "4",
+            "--delay-ms",
+            "2",
+            "--dead-after",
+            "1",
+        ];
+        common::spawn_in(cwd.path(), &args)
+    };
+    let mut first = worker(0);
+    let second = worker(1);
+    let before = server.hit_count();
+    common::wait_until(std::time::Duration::from_secs(30), "both workers crawling", || {
+        server.hit_count() > before + 100
+    })
+    .await;
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    let first = worker(0);
+    for (n, w) in [first, second].into_iter().enumerate() {
+        let out = common::finish(w).await;
+        assert!(out.status.success(), "worker {n}: {}", common::stderr(&out));
+    }
+    let all = files(&cwd.path().join("archive"));
+    let prefixes: std::collections::BTreeSet<String> = all
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().split('-').take(2).collect::<Vec<_>>().join("-"))
+        .collect();
+    assert_eq!(prefixes.len(), 2, "a name per worker: {all:?}");
+    let mut seen = responses(&cwd.path().join("archive"));
+    seen.remove(&server.url("/robots.txt"));
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "archived twice: {twice:?}");
+    assert_eq!(seen.len(), truth.unique_urls, "every page archived by one worker or the other");
+}
