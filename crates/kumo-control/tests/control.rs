@@ -218,9 +218,12 @@ async fn a_hosts_queue_is_shown_and_failures_go_back_through_the_scheduler() {
     let addr = control.addr();
     let host = server.addr().to_string();
     let broken = || server.hits().iter().filter(|h| h.target == "/broken").count();
-    let failures =
-        async || -> serde_json::Value { serde_json::from_str(&get(addr, "/api/failures").await.1).unwrap() };
-    until("/broken to fail", Duration::from_secs(20), async || failures().await["total"] == 1).await;
+    // Before the run's first publication the API answers 503, in plain text.
+    let failed = async || -> bool {
+        let (status, body) = get(addr, "/api/failures").await;
+        status == 200 && serde_json::from_str::<serde_json::Value>(&body).unwrap()["total"] == 1
+    };
+    until("/broken to fail", Duration::from_secs(20), failed).await;
     let attempts = broken();
     assert_eq!(attempts, 3, "a first try and two retries");
 
