@@ -214,11 +214,32 @@ async fn every_exchange_is_archived_as_warcio_and_cdxj_indexer_expect() {
     assert_eq!(ours, theirs.replace(warc.to_str().unwrap(), &name), "CDXJ as cdxj-indexer writes it");
 }
 
-/// Starts `args` in `cwd` and kills it (SIGKILL) once it has an `.open` WARC file in
-/// `cwd/archive` and the site has answered 20 requests.
-async fn kill_mid_crawl(cwd: &Path, args: &[&str], server: &kumo_testsite::TestServer) {
-    let mut child = common::spawn_in(cwd, args);
-    let archive = cwd.join("archive");
+/// A slow crawl of a 200-page site archiving into `archive`, killed (SIGKILL) once it has an
+/// `.open` WARC file and the site has answered 20 requests: the site, its ground truth, the
+/// working directory and the command.
+async fn killed_mid_crawl()
+-> (kumo_testsite::TestServer, kumo_testsite::GroundTruth, tempfile::TempDir, Vec<String>) {
+    let (server, truth) = common::small_site(200).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url("/index.html");
+    let args: Vec<String> = [
+        "crawl",
+        &seed,
+        "-o",
+        "p.jsonl",
+        "--warc",
+        "archive",
+        "--per-host",
+        "1",
+        "--delay-ms",
+        "5",
+        "--no-progress",
+    ]
+    .map(String::from)
+    .to_vec();
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = common::spawn_in(cwd.path(), &argv);
+    let archive = cwd.path().join("archive");
     let open = || {
         std::fs::read_dir(&archive)
             .map(|d| {
@@ -226,13 +247,13 @@ async fn kill_mid_crawl(cwd: &Path, args: &[&str], server: &kumo_testsite::TestS
             })
             .unwrap_or(false)
     };
-    let before = server.hit_count();
     common::wait_until(std::time::Duration::from_secs(30), "an open WARC file", || {
-        open() && server.hit_count() > before + 20
+        open() && server.hit_count() > 20
     })
     .await;
     child.start_kill().unwrap();
     child.wait().await.unwrap();
+    (server, truth, cwd, args)
 }
 
 /// The responses of the WARC files of `dir`, by target, after `warcio check` passes on each.
@@ -254,23 +275,8 @@ fn responses(dir: &Path) -> BTreeMap<String, usize> {
 /// cut back to its last commit, and archives each page once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_crawl_resumes_its_unfinished_archive() {
-    let (server, truth) = common::small_site(200).await;
-    let cwd = tempfile::tempdir().unwrap();
-    let seed = server.url("/index.html");
-    let args = [
-        "crawl",
-        &seed,
-        "-o",
-        "p.jsonl",
-        "--warc",
-        "archive",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "5",
-        "--no-progress",
-    ];
-    kill_mid_crawl(cwd.path(), &args, &server).await;
+    let (server, truth, cwd, args) = killed_mid_crawl().await;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = common::kumo_in(cwd.path(), &args).await;
     assert!(out.status.success(), "{}", common::stderr(&out));
     let mut seen = responses(&cwd.path().join("archive"));
@@ -283,23 +289,9 @@ async fn a_killed_crawl_resumes_its_unfinished_archive() {
 /// an unfinished file of its name: only the old state knew what of that file was committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_crawl_is_never_mixed_into_an_unfinished_archive() {
-    let (server, truth) = common::small_site(200).await;
-    let cwd = tempfile::tempdir().unwrap();
-    let seed = server.url("/index.html");
-    let args = [
-        "crawl",
-        &seed,
-        "-o",
-        "p.jsonl",
-        "--warc",
-        "archive",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "5",
-        "--no-progress",
-    ];
-    kill_mid_crawl(cwd.path(), &args, &server).await;
+    // The site serves the runs that follow: held to the end.
+    let (_server, truth, cwd, args) = killed_mid_crawl().await;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut fresh = args.to_vec();
     fresh.push("--fresh");
     let out = common::kumo_in(cwd.path(), &fresh).await;

@@ -450,7 +450,7 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "DIR")]
     pub warc: Option<PathBuf>,
     /// Start a new WARC file once one holds this many bytes.
-    #[arg(long, default_value_t = super::warc::DEFAULT_MAX_SIZE, value_name = "BYTES", requires = "warc")]
+    #[arg(long, default_value_t = kumo_warc::DEFAULT_MAX_FILE_BYTES, value_name = "BYTES", requires = "warc")]
     pub warc_max_size: u64,
     /// Write a CDXJ index (pywb's) beside each WARC file when it is closed.
     #[arg(long, requires = "warc")]

@@ -78,7 +78,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         ..Default::default()
     };
     // The comparisons crawl in memory, keeping no page records.
-    let cfg_for_listen = CrawlConfig { keep_pages: false, ..cfg.clone() };
+    let cfg_compared = CrawlConfig { keep_pages: false, ..cfg.clone() };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
     let mut kept_store = None;
     let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if durable {
@@ -122,11 +122,11 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     };
     // --listen and --warc: while the site still serves.
     let watching = match a.listen {
-        true => Some(super::bench_listen::compare(&cfg_for_listen).await?),
+        true => Some(super::bench_listen::compare(&cfg_compared).await?),
         false => None,
     };
     let archiving = match a.warc {
-        true => Some(super::bench_warc::compare(&cfg_for_listen).await?),
+        true => Some(super::bench_warc::compare(&cfg_compared).await?),
         false => None,
     };
     let _ = child.kill().await;

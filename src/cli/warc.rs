@@ -4,18 +4,13 @@
 
 use std::path::Path;
 
-use kumo_warc::{RecordOptions, WarcConfig};
-
-/// Bytes a WARC file holds before the next is started, unless told otherwise.
-pub const DEFAULT_MAX_SIZE: u64 = 1_000_000_000;
+use kumo_warc::{DEFAULT_MAX_FILE_BYTES, RecordOptions, WarcConfig};
 
 /// The output's name, as the state records the outputs a crawl was made with.
 pub fn output_name(dir: &Path) -> String {
     format!("warc:{}", dir.display())
 }
 
-/// The settings of a crawl's WARC output: files named after `crawl` (and `worker`, in a
-/// shared crawl).
 /// Where and how a crawl archives.
 #[derive(Debug, Clone)]
 pub struct Archive<'a> {
@@ -30,13 +25,15 @@ impl<'a> Archive<'a> {
     pub fn at(dir: &'a Path) -> Self {
         Archive {
             dir,
-            max_size: DEFAULT_MAX_SIZE,
+            max_size: DEFAULT_MAX_FILE_BYTES,
             cdxj: false,
             gzip_level: RecordOptions::default().gzip_level,
         }
     }
 }
 
+/// The settings of a crawl's WARC output: files named after `crawl` (and `worker`, in a
+/// shared crawl).
 pub fn config(a: &Archive<'_>, crawl: &str, worker: Option<&str>, robots: bool) -> WarcConfig {
     let mut prefix = file_safe(crawl);
     let mut info = vec![("crawl".to_string(), crawl.to_string())];
@@ -47,13 +44,11 @@ pub fn config(a: &Archive<'_>, crawl: &str, worker: Option<&str>, robots: bool) 
     }
     info.push(("robots".to_string(), if robots { "obey" } else { "ignore" }.to_string()));
     WarcConfig {
-        dir: a.dir.to_path_buf(),
-        prefix,
         max_file_bytes: a.max_size,
         cdxj: a.cdxj,
         info,
-        software: format!("kumo/{}", env!("CARGO_PKG_VERSION")),
         record: RecordOptions { gzip_level: a.gzip_level },
+        ..WarcConfig::new(a.dir, prefix)
     }
 }
 

@@ -128,12 +128,16 @@ impl CommitTask {
     /// are fetched again when the crawl resumes) and stop the crawl.
     async fn run(self, mut commit: Commit, mut tally: Tally, archive: Vec<Records>) -> Committed {
         if let Some(w) = &self.warc {
-            let w = w.clone();
-            let appended = tokio::task::spawn_blocking(move || {
-                let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
-                if archive.is_empty() { Ok(w.position()) } else { w.append(&archive).map(Some) }
-            })
-            .await;
+            let appended = if archive.is_empty() {
+                // Nothing to write: where the archive ends needs no blocking thread.
+                Ok(Ok(w.lock().unwrap_or_else(|e| e.into_inner()).position()))
+            } else {
+                let w = w.clone();
+                tokio::task::spawn_blocking(move || {
+                    w.lock().unwrap_or_else(|e| e.into_inner()).append(&archive).map(Some)
+                })
+                .await
+            };
             match appended {
                 Ok(Ok(position)) => tally.warc = position,
                 Ok(Err(e)) => return self.unarchived(e.to_string()),

@@ -44,9 +44,13 @@ struct State {
 
 impl State {
     fn enqueue(&mut self, req: &Request, now: Instant) {
-        let (i, _) = self.table.host_for(&req.host_key(), now);
+        self.enqueue_stored(&req.host_key(), StoredRequest::from(req), now);
+    }
+
+    fn enqueue_stored(&mut self, host: &str, request: StoredRequest, now: Instant) {
+        let (i, _) = self.table.host_for(host, now);
         self.next_seq += 1;
-        self.table.enqueue(i, Entry::new(self.next_seq, StoredRequest::from(req)), now);
+        self.table.enqueue(i, Entry::new(self.next_seq, request), now);
     }
 
     fn lease(&mut self, max: usize, now: Instant) -> Vec<Lease> {
@@ -209,9 +213,7 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
                 Some(host) if chosen => {
                     request.retries = 0;
                     request.not_before_ms = None;
-                    let (i, _) = st.table.host_for(&host, now);
-                    st.next_seq += 1;
-                    st.table.enqueue(i, Entry::new(st.next_seq, request), now);
+                    st.enqueue_stored(&host, request, now);
                     report.requeued += 1;
                 }
                 _ => {
