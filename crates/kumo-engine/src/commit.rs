@@ -145,6 +145,7 @@ impl CommitTask {
             }
         }
         commit.counters = Some(Box::new(move |pushed| {
+            let mut tally = tally.clone();
             tally.skip(SkipReason::Seen, pushed.seen as u64);
             serde_json::to_vec(&tally).unwrap_or_default()
         }));

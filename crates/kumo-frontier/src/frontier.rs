@@ -152,12 +152,14 @@ pub struct Commit {
     /// item counts as a live page's.
     pub item_sources: Vec<(LeaseId, usize)>,
     /// The crawl's counters after this step, opaque to the frontier, given back on resume.
-    /// Called with what the commit's seen checks found, so the saved counts are exact.
+    /// Called with what the commit's seen checks found, so the saved counts are exact. A
+    /// frontier may call it twice: once before it knows (nothing seen) to save the counters
+    /// with the commit itself, once after, as with Redis.
     pub counters: Option<CountersFn>,
 }
 
-/// Encodes the crawl's counters once a commit knows its push report.
-pub type CountersFn = Box<dyn FnOnce(&PushReport) -> Vec<u8> + Send>;
+/// Encodes the crawl's counters as of a commit's push report.
+pub type CountersFn = Box<dyn Fn(&PushReport) -> Vec<u8> + Send>;
 
 impl std::fmt::Debug for Commit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

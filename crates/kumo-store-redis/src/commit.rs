@@ -28,7 +28,10 @@ impl RedisFrontier {
     pub(crate) async fn commit_inner(&self, c: Commit) -> Result<(CommitReport, Vec<u64>), RedisStoreError> {
         let mut local = self.local.lock().await;
         local.readiness = None;
-        let mut a = self.args("commit");
+        // Saved by the commit's own call, with nothing seen yet: they say where the worker's
+        // WARC files end, which must never lag behind the pages the commit completes.
+        let provisional = c.counters.as_ref().map(|counters| counters(&PushReport::default()));
+        let mut a = self.args_saving("commit", provisional);
         local.seq += 1;
         a.n(local.seq).s(&self.cfg.worker);
         let mut known = 0usize;
@@ -142,8 +145,8 @@ impl RedisFrontier {
         let pushed = PushReport { added, seen };
         drop(local);
         if let Some(counters) = c.counters {
-            // Saved with the next call: they are counters, not work, so a kill before it costs
-            // at most one commit's counts in a resumed summary.
+            // The exact ones, with what was seen, ride on the next call: a kill before it
+            // costs this commit's seen count in a resumed summary, nothing else.
             self.pending().counters = Some(counters(&pushed));
         }
         let report = CommitReport {

@@ -6,7 +6,7 @@
 --
 -- KEYS[1] is the crawl's key prefix `kumo:{crawl}:` (one hash tag: one slot on a cluster).
 -- ARGV: op, incarnation, then a prelude every call carries (leases released and host
--- adjustments buffered by the worker since its last call, and its last commit's counters),
+-- adjustments buffered by the worker since its last call, and its counters),
 -- then the op's own arguments.
 -- Every time is Redis's clock in milliseconds (TIME): workers' clocks never decide politeness
 -- or lease expiry. Every write is idempotent under retry: commits carry a sequence number per
@@ -581,10 +581,14 @@ local function main(keys, args)
   if op ~= 'lease' then
     flush()
   end
-  -- The counters of the worker's last commit (saved on its next call: they need the commit's
-  -- answer).
+  -- The worker's counters: a commit's own, as of before its seen checks, or the exact ones of
+  -- its last commit (they need that commit's answer). A process another took over keeps its
+  -- hands off those of the one that did.
   for _ = 1, num() do
-    redis.call('HSET', P .. 'ctr', arg(), arg())
+    local worker, counters = arg(), arg()
+    if current(worker) then
+      redis.call('HSET', P .. 'ctr', worker, counters)
+    end
   end
 
   if op == 'lease' then

@@ -274,6 +274,11 @@ impl RedisFrontier {
     /// A call's arguments: the op, the incarnation, and what this worker has to tell since
     /// its last call: slots it gave up, reserved requests it hands back, host adjustments.
     pub(crate) fn args(&self, op: &str) -> Args {
+        self.args_saving(op, None)
+    }
+
+    /// [`Self::args`], saving `counters` (when given) in place of the pending ones.
+    pub(crate) fn args_saving(&self, op: &str, counters: Option<Vec<u8>>) -> Args {
         let mut a = Args::new(op, &self.inc);
         let (held, give_back) = self.slots().prelude();
         a.n(held.len());
@@ -284,7 +289,8 @@ impl RedisFrontier {
         for id in give_back {
             a.s(&self.lease_key(id));
         }
-        let Pending { adjustments, counters } = std::mem::take(&mut *self.pending());
+        let Pending { adjustments, counters: pending } = std::mem::take(&mut *self.pending());
+        let counters = counters.or(pending);
         a.n(adjustments.len());
         for (host, adj) in adjustments {
             a.s(&host).n(policy_index(&self.cfg.politeness, &host));

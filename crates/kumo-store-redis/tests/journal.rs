@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use kumo_core::Item;
-use kumo_frontier::{Commit, Frontier};
+use kumo_frontier::{Commit, Completion, Frontier};
 use kumo_pipeline::{ItemJournal, PipelineCheckpoint};
 
 // 4 ------------------------------------------------------------------------------------------
@@ -133,4 +133,67 @@ async fn checkpoints_fold_while_the_worker_runs() {
     let r = w.resume_point().await.expect("resume point").pipeline.expect("checkpoints");
     assert_eq!(r.sinks[0].offset, Some(299), "the last offset");
     assert_eq!(r.processors.len(), 300, "every state entry, once");
+}
+
+/// A commit's counters are saved by the commit's own call (they say where the worker's WARC
+/// files end, which must not lag behind the pages it completes): a worker killed right after
+/// a commit resumes with them. The exact ones, with what the commit saw, follow on the next
+/// call. A process another took over never overwrites the new one's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commits_counters_are_saved_with_it() {
+    use kumo_frontier::{CountersFn, PushReport};
+    let redis = start_redis().await;
+    let counters = |step: &'static str| -> CountersFn {
+        Box::new(move |pushed: &PushReport| format!("{step} seen {}", pushed.seen).into_bytes())
+    };
+    let w = open(config(&redis, "counters", "w")).await;
+    w.push(requests(2)).await.expect("push");
+    let leases = w.lease(2).await.expect("lease");
+    let discovered = vec![requests(1)[0].clone()];
+    let completion = Completion::Done { lease: leases[0].id, discovered, page: None };
+    w.commit(Commit {
+        completions: vec![completion],
+        counters: Some(counters("first")),
+        ..Default::default()
+    })
+    .await
+    .expect("commit");
+    // Killed here: no other call of this process reaches Redis.
+    let saved = |f: kumo_store_redis::RedisFrontier| async move {
+        String::from_utf8(f.saved_counters().await.unwrap().unwrap()).unwrap()
+    };
+    let after_kill = open(config(&redis, "counters", "w")).await;
+    assert_eq!(saved(after_kill).await, "first seen 0", "saved by the commit, before its seen checks");
+
+    let w = open(config(&redis, "counters", "w")).await;
+    w.push(requests(2)).await.expect("push");
+    let leases = w.lease(1).await.expect("lease");
+    let discovered = vec![requests(1)[0].clone()];
+    let completion = Completion::Done { lease: leases[0].id, discovered, page: None };
+    w.commit(Commit {
+        completions: vec![completion],
+        counters: Some(counters("second")),
+        ..Default::default()
+    })
+    .await
+    .expect("commit");
+    w.stats().await.expect("a call after the commit");
+    assert_eq!(
+        String::from_utf8(w.saved_counters().await.unwrap().unwrap()).unwrap(),
+        "second seen 1",
+        "the next call saves the exact ones"
+    );
+
+    w.push(vec![req("http://h9.test/late")]).await.expect("push");
+    let leases = w.lease(1).await.expect("lease");
+    let new = open(config(&redis, "counters", "w")).await;
+    let completion = Completion::Done { lease: leases[0].id, discovered: vec![], page: None };
+    w.commit(Commit {
+        completions: vec![completion],
+        counters: Some(counters("stale")),
+        ..Default::default()
+    })
+    .await
+    .expect_err("the superseded process's commit is refused");
+    assert_eq!(saved(new).await, "second seen 1", "nor are its counters saved");
 }
