@@ -17,7 +17,7 @@ apt_install() {
   local sudo=()
   if [[ $(id -u) != 0 ]] && command -v sudo >/dev/null 2>&1; then sudo=(sudo); fi
   if ! { "${sudo[@]}" apt-get update -q &&
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1"; }; then
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$1"; }; then
     echo "error: cannot install $1 (apt-get install $1); $2 need it" >&2
     exit 2
   fi
@@ -30,6 +30,12 @@ fi
 # redis-server: the distributed-crawl tests start their own.
 if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]; then
   apt_install redis-server "the Redis tests"
+fi
+
+# Chromium for the rendering tests: Debian's headless shell (the binary itself is started,
+# not the /usr/bin wrapper, which does not exec).
+if [[ ! -x /usr/lib/chromium/chromium-headless-shell && ! -x /usr/lib/chromium/chromium ]]; then
+  apt_install chromium-headless-shell "the browser rendering tests"
 fi
 
 # Python's WARC tools, in a virtual environment of the repository's own (.venv): the WARC

@@ -12,6 +12,7 @@ mod cookies;
 mod decode;
 mod error;
 mod fetch;
+mod render;
 mod user_agent;
 
 pub use cache::{CacheRules, HttpCache};
@@ -19,4 +20,5 @@ pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;
+pub use render::Renderer;
 pub use user_agent::UserAgent;

@@ -112,6 +112,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the scripted shop under `/js/` ([`crate::scripted`]): pages whose links and
+    /// fields only a browser sees.
+    pub fn scripted(mut self, site: crate::ScriptedSite) -> Self {
+        for (path, f) in site.fixtures() {
+            self = self.fixture(&path, f);
+        }
+        self
+    }
+
     /// Serves HTTPS with this certificate chain and key instead of plain HTTP.
     pub fn tls(mut self, identity: TlsIdentity) -> Self {
         self.tls = Some(identity);
