@@ -496,6 +496,8 @@ pub struct CrawlArgs {
     pub no_progress: bool,
     #[command(flatten)]
     pub listen: ListenArgs,
+    #[command(flatten)]
+    pub render: super::render::RenderArgs,
     /// With a spider file (`kumo crawl FILE.toml`): replaces `{base}` in its seeds.
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,

@@ -199,7 +199,8 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         return super::spider::run(file, &a).await;
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
-    let cfg = config_from_args(&a, seeds).map_err(usage)?;
+    let mut cfg = config_from_args(&a, seeds).map_err(usage)?;
+    cfg.render = a.render.rendering()?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     // Every setting is checked before anything is created: a refused run leaves no output
     // file and no state behind.
@@ -229,7 +230,6 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
             return Err(e);
         }
     };
-    let mut cfg = cfg;
     cfg.warc = a.warc.as_deref().map(|dir| {
         let crawl = a.state.crawl.as_deref().unwrap_or(&crawl_name);
         let archive = super::warc::Archive {

@@ -29,6 +29,7 @@ mod new_files;
 mod outcome;
 mod parse_cmd;
 mod progress;
+mod render;
 mod run_cmd;
 mod schedule_cmd;
 mod shell;

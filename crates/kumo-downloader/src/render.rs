@@ -16,3 +16,7 @@ pub trait Renderer: Send + Sync {
     /// it again.
     async fn close(&self) {}
 }
+
+/// The header a rendered page's response carries (`x-kumo-rendered: browser`), so analyzers and
+/// page records can tell it from a plain fetch.
+pub const RENDERED_HEADER: http::HeaderName = http::HeaderName::from_static("x-kumo-rendered");

@@ -74,5 +74,8 @@ pub fn page_record(resp: &Response, title: Option<String>) -> Item {
     if let Some(from) = &resp.request.redirected_from {
         item.insert("redirected_from", shown(from));
     }
+    if resp.headers.contains_key(kumo_downloader::RENDERED_HEADER) {
+        item.insert("rendered", true);
+    }
     item
 }

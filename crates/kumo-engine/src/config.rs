@@ -30,6 +30,8 @@ pub struct CrawlConfig {
     /// Archive every exchange as WARC records (`--warc DIR`): the downloaders then record
     /// what went over the wire, and each commit appends its pages' records first.
     pub warc: Option<kumo_warc::WarcConfig>,
+    /// Pages fetched through a renderer (a browser: `--render`) instead of the HTTP client.
+    pub render: Option<crate::Rendering>,
     /// One downloader per proxy, chosen per request by score (the seeds' Registrar); empty
     /// means one direct downloader.
     pub proxies: Vec<String>,
@@ -99,6 +101,7 @@ impl Default for CrawlConfig {
             auto_throttle: None,
             downloader: DownloaderConfig::default(),
             warc: None,
+            render: None,
             proxies: Vec::new(),
             max_pages: 0,
             max_items: 0,

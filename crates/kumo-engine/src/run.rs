@@ -511,6 +511,10 @@ pub(crate) async fn run(
             0
         }
     };
+    if let Some(r) = &cfg.render {
+        // The browser goes with the run; the next run starts one again.
+        r.renderer.close().await;
+    }
     let frontier_stats = frontier.stats().await.unwrap_or_else(|_| FrontierStats::default());
     // The cookie jar saves inside the downloaders, away from the error stream: what failed is
     // counted here, for this run.

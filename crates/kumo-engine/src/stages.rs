@@ -248,7 +248,10 @@ impl DownloadStage {
 /// Fetches with a registered downloader and records the outcome for its score.
 async fn fetch(cfg: &CrawlConfig, picked: &Registered, req: Request) -> Result<Response, FetchError> {
     cfg.listeners.before_fetch(&req);
-    let result = picked.downloader.fetch(req).await;
+    let result = match cfg.render.as_ref().filter(|r| r.takes(&req)) {
+        Some(r) => r.renderer.render(req, &picked.downloader).await,
+        None => picked.downloader.fetch(req).await,
+    };
     picked.record(result.is_ok());
     result
 }

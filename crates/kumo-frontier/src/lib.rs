@@ -41,5 +41,6 @@ pub use politeness::{BadRateLimit, HostPolicy, HostRule, Politeness, RateLimit};
 pub use schedule::{HostQueue, HostView, LiftedPause, QueuedRequest};
 pub use scope::{
     MAX_PATH_SEGMENTS, MAX_SEGMENT_REPEATS, MAX_URL_BYTES, Scope, ScopeConfig, ScopeError, UrlPattern,
+    UrlPatterns,
 };
 pub use seen::{MemorySeenSet, SeenSet};

@@ -88,18 +88,20 @@ pub struct Scope {
     max_url_bytes: usize,
     max_path_segments: usize,
     max_segment_repeats: usize,
-    allow: Patterns,
-    deny: Patterns,
+    allow: UrlPatterns,
+    deny: UrlPatterns,
 }
 
+/// Compiled [`UrlPattern`]s: globs and regexes, matched against whole URLs.
 #[derive(Debug, Clone)]
-struct Patterns {
+pub struct UrlPatterns {
     globs: GlobSet,
     regexes: RegexSet,
 }
 
-impl Patterns {
-    fn build(list: &[UrlPattern]) -> Result<Self, ScopeError> {
+impl UrlPatterns {
+    /// Compiles `list`; a bad glob or regex is an error naming it.
+    pub fn build(list: &[UrlPattern]) -> Result<Self, ScopeError> {
         let mut globs = GlobSetBuilder::new();
         let mut regexes = Vec::new();
         for p in list {
@@ -119,14 +121,15 @@ impl Patterns {
         let globs = globs.build().map_err(|source| ScopeError::Glob { pattern: "<set>".into(), source })?;
         // Patterns come from users: cap compiled size so a hostile pattern cannot eat memory.
         let regexes = regex::RegexSetBuilder::new(regexes).size_limit(1 << 22).build()?;
-        Ok(Patterns { globs, regexes })
+        Ok(UrlPatterns { globs, regexes })
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.globs.is_empty() && self.regexes.is_empty()
     }
 
-    fn matches(&self, url: &str) -> bool {
+    /// Whether `url` matches one of the patterns.
+    pub fn matches(&self, url: &str) -> bool {
         // Most crawls set no patterns: skip the regex engine's cache checkout entirely.
         (!self.globs.is_empty() && self.globs.is_match(url))
             || (!self.regexes.is_empty() && self.regexes.is_match(url))
@@ -167,8 +170,8 @@ impl Scope {
             } else {
                 cfg.max_segment_repeats
             },
-            allow: Patterns::build(&cfg.allow)?,
-            deny: Patterns::build(&cfg.deny)?,
+            allow: UrlPatterns::build(&cfg.allow)?,
+            deny: UrlPatterns::build(&cfg.deny)?,
         })
     }
 

@@ -18,4 +18,4 @@ mod tab;
 pub use config::{Block, IDLE_QUIET, RenderConfig, Wait};
 pub use error::RenderError;
 pub use launch::find_browser;
-pub use renderer::{BrowserRenderer, RENDERED, screenshot_name};
+pub use renderer::{BrowserRenderer, screenshot_name};

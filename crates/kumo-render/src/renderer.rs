@@ -11,7 +11,7 @@ use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::{Browser, Handler};
 use futures_util::StreamExt;
 use kumo_core::{Request, Response};
-use kumo_downloader::{Downloader, FetchError, Renderer};
+use kumo_downloader::{Downloader, FetchError, RENDERED_HEADER, Renderer};
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::block::Blocker;
@@ -197,7 +197,7 @@ impl Renderer for BrowserRenderer {
         }
         headers
             .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/html; charset=utf-8"));
-        headers.insert(RENDERED, http::HeaderValue::from_static("browser"));
+        headers.insert(RENDERED_HEADER, http::HeaderValue::from_static("browser"));
         let status = http::StatusCode::from_u16(rendered.status).unwrap_or(http::StatusCode::OK);
         Ok(Response {
             request: req,
@@ -219,7 +219,3 @@ impl Renderer for BrowserRenderer {
         self.live.lock().await.take();
     }
 }
-
-/// The header a rendered page's response carries (`x-kumo-rendered: browser`), so analyzers and
-/// page records can tell it from a plain fetch.
-pub const RENDERED: http::HeaderName = http::HeaderName::from_static("x-kumo-rendered");

@@ -121,6 +121,9 @@ async fn load(
         }
         Wait::Selector(selector) => wait_for_selector(page, selector).await?,
     }
+    // With scripts on, a <noscript> holds text, which the DOM serializes as if it were markup:
+    // it goes, so its links are not taken for the page's.
+    page.evaluate_expression("document.querySelectorAll('noscript').forEach(n => n.remove())").await?;
     let html = page.content().await?;
     let screenshot = match &cfg.screenshots {
         Some(_) => {

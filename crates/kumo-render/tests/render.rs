@@ -45,6 +45,7 @@ async fn links_written_by_scripts_are_in_the_rendered_dom() {
     for c in 0..3 {
         assert!(html.contains(&format!("href=\"/js/c/{c}.html\"")), "category {c} linked: {html}");
     }
+    assert!(!html.contains("noscript"), "with scripts on, <noscript> is text: it goes");
     assert_eq!(page.headers.get("x-kumo-rendered").unwrap(), "browser");
 
     let product = r.render(get(&server, "/js/p/5.html"), &via).await.expect("rendered");

@@ -1,0 +1,173 @@
+//! `kumo crawl --render`: a shop whose links and fields are written by scripts, crawled by
+//! the real binary through Debian's headless Chromium; killed with -9 mid-crawl, it leaves no
+//! browser process, and the resumed crawl completes.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use kumo_testsite::scripted::{FROM_FETCH, NOSCRIPT_ONLY, SCRIPTED_INDEX};
+use kumo_testsite::{ScriptedSite, ServerBuilder, TestServer};
+
+const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
+
+async fn site(products: usize) -> TestServer {
+    let shop = ScriptedSite { products, ..ScriptedSite::default() };
+    ServerBuilder::new().scripted(shop).start().await.expect("test site starts")
+}
+
+/// `kumo ARGS` in `cwd`, its temporary files (the browser's profile) under `tmp`.
+fn spawn(cwd: &Path, tmp: &Path, args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(KUMO)
+        .args(args)
+        .current_dir(cwd)
+        .env("TMPDIR", tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kumo starts")
+}
+
+/// The paths of the page records in `file`, with whether each says it was rendered.
+fn records(file: &Path, server: &TestServer) -> Vec<(String, bool, serde_json::Value)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let url = v["url"].as_str().unwrap();
+            let path = url.strip_prefix(&server.base_url()).unwrap_or(url).to_string();
+            (path, v["rendered"] == true, v)
+        })
+        .collect()
+}
+
+/// Processes whose command line holds `marker`.
+fn processes(marker: &str) -> Vec<String> {
+    let out = std::process::Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rendering_finds_what_scripts_write_and_a_plain_crawl_does_not() {
+    let server = site(24).await;
+    let truth = ScriptedSite::default().truth();
+    let cwd = tempfile::tempdir().unwrap();
+    let seed = server.url(SCRIPTED_INDEX);
+
+    let plain =
+        common::kumo_in(cwd.path(), &["crawl", &seed, "-o", "plain.jsonl", "--no-progress", "--memory"])
+            .await;
+    assert!(plain.status.success(), "{}", common::stderr(&plain));
+    let found: BTreeSet<String> =
+        records(&cwd.path().join("plain.jsonl"), &server).into_iter().map(|(p, _, _)| p).collect();
+    assert_eq!(found, truth.static_pages, "without rendering only the <noscript> link is found");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "crawl",
+        &seed,
+        "-o",
+        "rendered.jsonl",
+        "--no-progress",
+        "--memory",
+        "--render",
+        "--render-wait",
+        "network-idle",
+    ];
+    let out = common::finish(spawn(cwd.path(), tmp.path(), &args)).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let recs = records(&cwd.path().join("rendered.jsonl"), &server);
+    let found: BTreeSet<String> = recs.iter().map(|(p, _, _)| p.clone()).collect();
+    assert_eq!(found, truth.rendered_pages, "every page, the one fetched after load included");
+    assert!(!found.contains(NOSCRIPT_ONLY), "with scripts on, <noscript> is text");
+    assert!(recs.iter().all(|(_, rendered, _)| *rendered), "each record says it was rendered");
+    for (path, _, record) in &recs {
+        if let Some((name, _)) = truth.products.get(path) {
+            assert_eq!(record["title"], name.as_str(), "{path}");
+        }
+    }
+    assert_eq!(recs.len(), found.len(), "each page once");
+    assert_eq!(
+        server.hits().iter().filter(|h| h.target == "/js/data.json").count(),
+        1,
+        "the late page's data fetched once"
+    );
+    assert!(processes(&tmp.path().display().to_string()).is_empty(), "no browser outlives the crawl");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_crawl_leaves_no_browser_and_its_resume_completes() {
+    let server = site(120).await;
+    let truth = ScriptedSite { products: 120, ..ScriptedSite::default() }.truth();
+    let cwd = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().display().to_string();
+    let seed = server.url(SCRIPTED_INDEX);
+    let args = [
+        "crawl",
+        &seed,
+        "-o",
+        "out.jsonl",
+        "--no-progress",
+        "--render",
+        "--render-only",
+        "*/js/*",
+        "--state",
+        "state",
+        "--delay-ms",
+        "20",
+        "--per-host",
+        "2",
+    ];
+    let mut first = spawn(cwd.path(), tmp.path(), &args);
+    let before = server.hit_count();
+    common::wait_until(Duration::from_secs(30), "the crawl renders pages", || {
+        server.hit_count() > before + 20 && !processes(&marker).is_empty()
+    })
+    .await;
+    first.start_kill().unwrap();
+    first.wait().await.unwrap();
+    common::wait_until(Duration::from_secs(5), "the browser goes with kumo", || {
+        processes(&marker).is_empty()
+    })
+    .await;
+
+    let out = common::finish(spawn(cwd.path(), tmp.path(), &args)).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let found: BTreeSet<String> =
+        records(&cwd.path().join("out.jsonl"), &server).into_iter().map(|(p, _, _)| p).collect();
+    // Read at `load`, the late page has not fetched its link yet.
+    let mut expected = truth.rendered_pages.clone();
+    expected.remove(FROM_FETCH);
+    assert_eq!(found, expected, "the resumed crawl completes");
+    assert!(processes(&marker).is_empty(), "no browser outlives the crawl");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_browser_is_a_clear_error_before_anything_is_made() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = common::kumo_in(
+        cwd.path(),
+        &[
+            "crawl",
+            "http://127.0.0.1:9/",
+            "-o",
+            "out.jsonl",
+            "--render",
+            "--browser",
+            "/nonexistent/chromium",
+        ],
+    )
+    .await;
+    assert_eq!(common::code(&out), Some(1), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("the browser /nonexistent/chromium does not exist"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert!(!cwd.path().join("out.jsonl").exists(), "nothing made");
+}
