@@ -171,3 +171,54 @@ async fn a_missing_browser_is_a_clear_error_before_anything_is_made() {
     );
     assert!(!cwd.path().join("out.jsonl").exists(), "nothing made");
 }
+
+/// A spider file's site renders the pages its `render` names, and its model reads the fields
+/// scripts write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_file_site_renders_its_pages_and_reads_their_fields() {
+    let server = site(24).await;
+    let truth = ScriptedSite::default().truth();
+    let cwd = tempfile::tempdir().unwrap();
+    let spider = format!(
+        r##"
+[[site]]
+name = "scripted"
+seeds = ["{seed}"]
+output = {{ jsonl = "products.jsonl" }}
+render = {{ pages = ["*/js/index.html", "*/js/c/*", "*/js/p/*"], wait = {{ selector = "#app > *" }}, tabs = 2 }}
+
+[[site.model]]
+name = "product"
+on = ['/js/p/']
+fields = [
+  {{ name = "name", css = "h1.name", required = true }},
+  {{ name = "price", css = "span.price", required = true }},
+]
+"##,
+        seed = server.url(SCRIPTED_INDEX)
+    );
+    std::fs::write(cwd.path().join("scripted.toml"), spider).unwrap();
+    let out = common::kumo_in(cwd.path(), &["crawl", "scripted.toml", "--no-progress"]).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = std::fs::read_to_string(cwd.path().join("products.jsonl")).unwrap();
+    let mut got = BTreeSet::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        got.insert((v["name"].as_str().unwrap().to_string(), v["price"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(text.lines().count(), truth.products.len(), "one item per product");
+    let expected: BTreeSet<_> = truth.products.values().cloned().collect();
+    assert_eq!(got, expected, "every product, with the fields its script writes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_files_bad_render_is_refused_at_its_line() {
+    let cwd = tempfile::tempdir().unwrap();
+    let spider = "[[site]]\nname = \"s\"\nseeds = [\"http://127.0.0.1:9/\"]\nrender = \"chrome\"\n";
+    std::fs::write(cwd.path().join("bad.toml"), spider).unwrap();
+    let out = common::kumo_in(cwd.path(), &["crawl", "bad.toml", "--no-progress"]).await;
+    assert_eq!(common::code(&out), Some(2), "{}", common::stderr(&out));
+    let err = common::stderr(&out);
+    assert!(err.contains("bad.toml:4:") && err.contains("render"), "{err}");
+    assert!(err.contains("\"chrome\" is not a renderer"), "{err}");
+}

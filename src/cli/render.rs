@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
+use kumo_downloader::{Block, RenderConfig, Wait};
 use kumo_engine::Rendering;
 use kumo_frontier::UrlPattern;
 
@@ -62,13 +63,10 @@ impl RenderArgs {
             return Ok(None);
         }
         let only: Vec<UrlPattern> = self.render_only.iter().map(|p| UrlPattern::parse(p)).collect();
-        let renderer = self.renderer()?;
-        Ok(Some(Rendering::new(renderer, &only)?))
+        Ok(Some(rendering(self.config(), &only)?))
     }
 
-    #[cfg(feature = "browser")]
-    fn renderer(&self) -> Result<std::sync::Arc<dyn kumo_downloader::Renderer>> {
-        use kumo_render::{Block, BrowserRenderer, RenderConfig, Wait};
+    fn config(&self) -> RenderConfig {
         let wait = match self.render_wait.as_str() {
             "load" => Wait::Load,
             "network-idle" => Wait::NetworkIdle,
@@ -78,11 +76,7 @@ impl RenderArgs {
             "none" | "" => Vec::new(),
             list => list.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect(),
         };
-        if let Some(dir) = &self.screenshots {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| anyhow::anyhow!("cannot make the screenshot folder {}: {e}", dir.display()))?;
-        }
-        let cfg = RenderConfig {
+        RenderConfig {
             browser: self.browser.clone(),
             tabs: usize::from(self.browser_tabs),
             page_timeout: Duration::from_secs(self.render_timeout.max(1)),
@@ -90,12 +84,26 @@ impl RenderArgs {
             block: Block { types, urls: self.render_block_url.clone() },
             screenshots: self.screenshots.clone(),
             ..RenderConfig::default()
-        };
-        Ok(std::sync::Arc::new(BrowserRenderer::new(cfg)?))
+        }
     }
+}
 
-    #[cfg(not(feature = "browser"))]
-    fn renderer(&self) -> Result<std::sync::Arc<dyn kumo_downloader::Renderer>> {
-        anyhow::bail!("--render needs kumo built with its `browser` feature (on by default)")
+/// A crawl's rendering of the pages matching `only` (every page when empty) with `cfg`: the
+/// browser is found now, and the screenshot folder made.
+pub fn rendering(cfg: RenderConfig, only: &[UrlPattern]) -> Result<Rendering> {
+    if let Some(dir) = &cfg.screenshots {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot make the screenshot folder {}: {e}", dir.display()))?;
     }
+    Ok(Rendering::new(renderer(cfg)?, only)?)
+}
+
+#[cfg(feature = "browser")]
+fn renderer(cfg: RenderConfig) -> Result<std::sync::Arc<dyn kumo_downloader::Renderer>> {
+    Ok(std::sync::Arc::new(kumo_render::BrowserRenderer::new(cfg)?))
+}
+
+#[cfg(not(feature = "browser"))]
+fn renderer(_: RenderConfig) -> Result<std::sync::Arc<dyn kumo_downloader::Renderer>> {
+    anyhow::bail!("rendering needs kumo built with its `browser` feature (on by default)")
 }

@@ -84,6 +84,11 @@ pub fn file_hash(file: &Path) -> u64 {
 
 /// Opens a site's outputs and storage.
 pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<PreparedSite> {
+    // The browser first: a missing one stops the site before its outputs are made.
+    if let Some(r) = site.render.clone() {
+        let rendering = super::render::rendering(r.config, &r.pages);
+        site.crawl.render = Some(rendering.map_err(|e| e.context(format!("site \"{}\"", site.name)))?);
+    }
     site.crawl.downloader.extra_roots = o.roots.clone();
     site.crawl.downloader.accept_invalid_certs = o.insecure;
     site.crawl.downloader.http_cache = o.cache.clone();

@@ -20,5 +20,5 @@ pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;
-pub use render::{RENDERED_HEADER, Renderer};
+pub use render::{Block, IDLE_QUIET, RENDERED_HEADER, RenderConfig, Renderer, Wait};
 pub use user_agent::UserAgent;

@@ -9,13 +9,12 @@
 //! goes, and a parent-death signal takes it along when kumo is killed.
 
 mod block;
-mod config;
 mod error;
 mod launch;
 mod renderer;
 mod tab;
 
-pub use config::{Block, IDLE_QUIET, RenderConfig, Wait};
 pub use error::RenderError;
+pub use kumo_downloader::{Block, IDLE_QUIET, RenderConfig, Wait};
 pub use launch::find_browser;
 pub use renderer::{BrowserRenderer, screenshot_name};

@@ -23,7 +23,7 @@ mod spider;
 
 pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};
 pub use config::{
-    LoadError, LoadOptions, OutputSpec, PostgresOutput, SiteSpec, SpiderConfigError, SpiderFile,
+    LoadError, LoadOptions, OutputSpec, PostgresOutput, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile,
 };
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches};

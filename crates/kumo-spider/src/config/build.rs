@@ -31,6 +31,8 @@ pub struct SiteSpec {
     pub output: OutputSpec,
     /// When `kumo run` runs it again; none: once.
     pub schedule: Option<Schedule>,
+    /// The pages fetched through a headless browser, and how (`render`); none: no page.
+    pub render: Option<super::render::RenderSpec>,
 }
 
 /// Where a site's items go. Nothing given means standard output.
@@ -350,6 +352,7 @@ pub(super) fn site(
     if let Some(r) = raw.revisit {
         (crawl.revisit, crawl.emit_unchanged) = super::revisit::revisit(lines, &here("revisit"), r)?;
     }
+    let render = raw.render.map(|r| super::render::render(lines, &here("render"), r)).transpose()?;
     let o = raw.output;
     let output = OutputSpec {
         jsonl: o.jsonl.map(PathBuf::from),
@@ -367,5 +370,6 @@ pub(super) fn site(
         fail_fast: raw.fail_fast,
         output,
         schedule,
+        render,
     })
 }

@@ -33,6 +33,10 @@
 //! headers = { "x-api-key" = "…" }
 //! proxies = ["http://127.0.0.1:3128"]   # this host's requests go through one of these
 //!
+//! render = { pages = ['/app/'], wait = "network-idle" }
+//!                                       # optional: these pages (or all: render = "browser")
+//!                                       # through headless Chromium (`config/render.rs`)
+//!
 //! [site.schedule]                      # optional: when `kumo run` runs the site again
 //! every = "6h"                          # or cron = "0 */6 * * *" (UTC); start = "…Z"; times = 3
 //!
@@ -53,6 +57,7 @@ mod build;
 mod error;
 mod postgres;
 mod raw;
+mod render;
 mod revisit;
 mod schedule;
 
@@ -61,6 +66,7 @@ use std::path::{Path, PathBuf};
 pub use build::{OutputSpec, SiteSpec};
 pub use error::SpiderConfigError;
 pub use postgres::PostgresOutput;
+pub use render::RenderSpec;
 
 /// Settings from outside the file.
 #[derive(Debug, Clone, Default)]

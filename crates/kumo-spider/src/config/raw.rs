@@ -82,6 +82,8 @@ pub(super) struct RawSite {
     pub schedule: Option<Spanned<super::schedule::RawSchedule>>,
     /// When a later run asks for a known page again (`[site.revisit]`).
     pub revisit: Option<Spanned<super::revisit::RawRevisit>>,
+    /// Pages fetched through a headless browser: `"browser"` or a table of settings.
+    pub render: Option<Spanned<super::render::RawRender>>,
 }
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and
