@@ -222,3 +222,39 @@ async fn a_spider_files_bad_render_is_refused_at_its_line() {
     assert!(err.contains("bad.toml:4:") && err.contains("render"), "{err}");
     assert!(err.contains("\"chrome\" is not a renderer"), "{err}");
 }
+
+/// `kumo shell URL --render`: selectors tried on the DOM the page's scripts wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_tries_selectors_on_the_rendered_dom() {
+    let server = site(24).await;
+    let url = server.url("/js/p/3.html");
+    let (name, price) = ScriptedSite::default().truth().products["/js/p/3.html"].clone();
+    let shell = |render: bool| {
+        let mut args = vec!["shell".to_string(), url.clone()];
+        if render {
+            args.push("--render".into());
+        }
+        async move {
+            let mut child = tokio::process::Command::new(KUMO)
+                .args(&args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            use tokio::io::AsyncWriteExt;
+            child.stdin.take().unwrap().write_all(b"css h1.name\ncss span.price\nquit\n").await.unwrap();
+            common::finish(child).await
+        }
+    };
+    let plain = shell(false).await;
+    assert!(plain.status.success(), "{}", common::stderr(&plain));
+    let text = String::from_utf8_lossy(&plain.stdout).into_owned();
+    assert_eq!(text.matches("(no match)").count(), 2, "a plain fetch has no product: {text}");
+    let rendered = shell(true).await;
+    assert!(rendered.status.success(), "{}", common::stderr(&rendered));
+    let text = String::from_utf8_lossy(&rendered.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(&lines[1..3], [name.as_str(), price.as_str()], "{text}");
+}

@@ -295,6 +295,10 @@ pub struct ShellArgs {
     /// The page to fetch.
     #[arg(value_name = "URL")]
     pub url: String,
+    /// --render: the page as headless Chromium leaves it (its scripts run), to try selectors
+    /// on the rendered DOM.
+    #[command(flatten)]
+    pub render: super::render::RenderArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -38,8 +38,21 @@ pub async fn fetch_page(url: &str, cfg: DownloaderConfig) -> Result<Response> {
     bail!("more than 10 redirects from {url}")
 }
 
+/// Renders `url` in headless Chromium (which follows its redirects itself).
+async fn render_page(url: &str, render: &super::render::RenderArgs) -> Result<Response> {
+    let url = Url::parse(url).with_context(|| format!("bad URL {url:?}"))?;
+    let rendering = render.rendering()?.expect("asked for");
+    let downloader = Downloader::new(0, DownloaderConfig::default())?;
+    let page = rendering.renderer.render(Request::get(url), &downloader).await;
+    rendering.renderer.close().await;
+    Ok(page?)
+}
+
 pub async fn run(a: ShellArgs) -> Result<ExitCode> {
-    let resp = fetch_page(&a.url, DownloaderConfig::default()).await?;
+    let resp = match a.render.wanted() {
+        true => render_page(&a.url, &a.render).await?,
+        false => fetch_page(&a.url, DownloaderConfig::default()).await?,
+    };
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
     let mut out = std::io::stdout().lock();
