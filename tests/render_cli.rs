@@ -45,10 +45,19 @@ fn records(file: &Path, server: &TestServer) -> Vec<(String, bool, serde_json::V
         .collect()
 }
 
-/// Processes whose command line holds `marker`.
-fn processes(marker: &str) -> Vec<String> {
-    let out = std::process::Command::new("pgrep").args(["-f", marker]).output().unwrap();
+/// The process groups of the browsers kumo runs with its temporary files under `tmp`: each
+/// browser's main process is given its profile directory there, and heads a group of its own
+/// (its helpers are in it, without the directory on their command line).
+fn browser_groups(tmp: &Path) -> Vec<String> {
+    let out = std::process::Command::new("pgrep").args(["-f", &tmp.display().to_string()]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect()
+}
+
+/// Whether any process of these groups is left.
+fn any_left(groups: &[String]) -> bool {
+    groups.iter().any(|g| {
+        std::process::Command::new("pgrep").args(["-g", g]).output().is_ok_and(|o| o.status.success())
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,7 +105,7 @@ async fn rendering_finds_what_scripts_write_and_a_plain_crawl_does_not() {
         1,
         "the late page's data fetched once"
     );
-    assert!(processes(&tmp.path().display().to_string()).is_empty(), "no browser outlives the crawl");
+    assert!(browser_groups(tmp.path()).is_empty(), "no browser outlives the crawl");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +114,6 @@ async fn a_killed_crawl_leaves_no_browser_and_its_resume_completes() {
     let truth = ScriptedSite { products: 120, ..ScriptedSite::default() }.truth();
     let cwd = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let marker = tmp.path().display().to_string();
     let seed = server.url(SCRIPTED_INDEX);
     let args = [
         "crawl",
@@ -126,15 +134,15 @@ async fn a_killed_crawl_leaves_no_browser_and_its_resume_completes() {
     let mut first = spawn(cwd.path(), tmp.path(), &args);
     let before = server.hit_count();
     common::wait_until(Duration::from_secs(30), "the crawl renders pages", || {
-        server.hit_count() > before + 20 && !processes(&marker).is_empty()
+        server.hit_count() > before + 20 && !browser_groups(tmp.path()).is_empty()
     })
     .await;
+    let groups = browser_groups(tmp.path());
     first.start_kill().unwrap();
     first.wait().await.unwrap();
-    common::wait_until(Duration::from_secs(5), "the browser goes with kumo", || {
-        processes(&marker).is_empty()
-    })
-    .await;
+    // Killed with -9, kumo cleans nothing up: the parent-death signal takes the browser, and
+    // its helpers follow their browser within a few seconds.
+    common::wait_until(Duration::from_secs(10), "the browser goes with kumo", || !any_left(&groups)).await;
 
     let out = common::finish(spawn(cwd.path(), tmp.path(), &args)).await;
     assert!(out.status.success(), "{}", common::stderr(&out));
@@ -144,7 +152,7 @@ async fn a_killed_crawl_leaves_no_browser_and_its_resume_completes() {
     let mut expected = truth.rendered_pages.clone();
     expected.remove(FROM_FETCH);
     assert_eq!(found, expected, "the resumed crawl completes");
-    assert!(processes(&marker).is_empty(), "no browser outlives the crawl");
+    assert!(browser_groups(tmp.path()).is_empty(), "no browser outlives the crawl");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,4 +265,44 @@ async fn the_shell_tries_selectors_on_the_rendered_dom() {
     let text = String::from_utf8_lossy(&rendered.stdout).into_owned();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(&lines[1..3], [name.as_str(), price.as_str()], "{text}");
+}
+
+/// A page whose script never ends times out, is retried as any failed fetch, and is recorded
+/// as a failure; the crawl finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_loads_is_a_failure_and_the_crawl_finishes() {
+    let server = site(24).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let hang = server.url(kumo_testsite::scripted::HANG);
+    let seeds = [hang.as_str(), &server.url(FROM_FETCH)];
+    let args = [
+        "crawl",
+        seeds[0],
+        seeds[1],
+        "-o",
+        "out.jsonl",
+        "--no-progress",
+        "--state",
+        "state",
+        "--render",
+        "--render-timeout",
+        "2",
+        "--retries",
+        "1",
+    ];
+    let out = common::kumo_in(cwd.path(), &args).await;
+    let err = common::stderr(&out);
+    // One of the two pages failed for good: over the default threshold of failures.
+    assert_eq!(common::code(&out), Some(4), "the crawl finishes, saying a page failed: {err}");
+    assert!(err.contains("downloader:timeout: 2"), "{err}");
+    let recs = records(&cwd.path().join("out.jsonl"), &server);
+    assert_eq!(recs.iter().map(|(p, _, _)| p.as_str()).collect::<Vec<_>>(), [FROM_FETCH], "{err}");
+    let failures = common::kumo_in(cwd.path(), &["failures", "list", "--state", "state"]).await;
+    let listed = String::from_utf8_lossy(&failures.stdout).into_owned();
+    assert!(listed.contains(&hang) && listed.contains("timeout"), "{listed}");
+    assert_eq!(
+        server.hits().iter().filter(|h| h.target == kumo_testsite::scripted::HANG).count(),
+        2,
+        "tried twice"
+    );
 }

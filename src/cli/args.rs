@@ -612,6 +612,11 @@ pub struct BenchArgs {
     /// page.
     #[arg(long)]
     pub warc: bool,
+    /// Then measure rendering: the scripted shop (--pages products, their links and fields
+    /// written by scripts) crawled in memory through headless Chromium with 4 tabs; its pages/s
+    /// beside the plain crawl's, and the browser's peak memory.
+    #[arg(long)]
+    pub render: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -653,11 +658,15 @@ pub struct TestsiteArgs {
     /// them with 304 (to try `kumo crawl --recrawl`).
     #[arg(long, conflicts_with = "dir")]
     pub validators: bool,
+    /// Also serve the scripted shop under /js/ (start at /js/index.html) with N products:
+    /// pages whose links and fields only a browser sees (`kumo crawl --render`).
+    #[arg(long, value_name = "N", conflicts_with = "dir")]
+    pub scripted: Option<usize>,
     /// Serve the hostile site instead: the synthetic site (--pages) salted with the faults
     /// of the real web (5xx, resets, lying lengths, silent servers, absurd Retry-After,
     /// redirect loops, bombs, a 200 MB body, broken HTML and charsets, spider traps, odd
     /// robots.txt), over several loopback ports. Crawl it from the URL printed first.
-    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators"])]
+    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators", "scripted"])]
     pub hostile: bool,
 }
 

@@ -48,6 +48,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let mut child = Command::new(exe)
         .args(["--quiet", "testsite", "--no-record"])
         .args(a.recrawl.then_some("--validators"))
+        .args(a.render.then(|| ["--scripted".to_string(), a.pages.to_string()]).into_iter().flatten())
         .args([
             "--pages",
             &a.pages.to_string(),
@@ -129,6 +130,10 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         true => Some(super::bench_warc::compare(&cfg_compared).await?),
         false => None,
     };
+    let rendering = match a.render {
+        true => Some(render_lines(&cfg_compared, base, &summary).await?),
+        false => None,
+    };
     let _ = child.kill().await;
     // The store's background work ends with its last handle: only then may its files go.
     drop((frontier, kept_store));
@@ -160,7 +165,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
         );
     }
-    for lines in watching.iter().chain(&archiving) {
+    for lines in watching.iter().chain(&archiving).chain(&rendering) {
         println!("{lines}");
     }
     if a.json {
@@ -171,4 +176,14 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&j)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(feature = "browser")]
+async fn render_lines(cfg: &CrawlConfig, base: &str, plain: &kumo_engine::Summary) -> Result<String> {
+    super::bench_render::compare(cfg, base, plain).await
+}
+
+#[cfg(not(feature = "browser"))]
+async fn render_lines(_: &CrawlConfig, _: &str, _: &kumo_engine::Summary) -> Result<String> {
+    anyhow::bail!("--render needs kumo built with its `browser` feature (on by default)")
 }

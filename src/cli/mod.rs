@@ -15,6 +15,8 @@ mod args;
 mod bench;
 mod bench_listen;
 mod bench_pairs;
+#[cfg(feature = "browser")]
+mod bench_render;
 mod bench_warc;
 mod crawl;
 mod demo;

@@ -31,6 +31,9 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
                 ..SiteConfig::default()
             };
             b = b.synthetic(cfg);
+            if let Some(products) = a.scripted {
+                b = b.scripted(kumo_testsite::ScriptedSite { products, ..Default::default() });
+            }
             format!("synthetic site of {} pages", a.pages)
         }
     };

@@ -50,7 +50,7 @@ pub(crate) struct BrowserProcess {
     child: Child,
     group: Option<Pid>,
     /// The profile: a directory of its own, deleted after the browser is gone.
-    profile: tempfile::TempDir,
+    _profile: tempfile::TempDir,
 }
 
 impl BrowserProcess {
@@ -107,7 +107,7 @@ impl BrowserProcess {
         let mut child = cmd.spawn().map_err(|e| failed(e.to_string()))?;
         let group = child.id().and_then(|id| Pid::from_raw(id as i32));
         let stderr = child.stderr.take().expect("stderr is piped");
-        let mut process = BrowserProcess { child, group, profile };
+        let mut process = BrowserProcess { child, group, _profile: profile };
         let mut lines = BufReader::new(stderr).lines();
         let mut said = Vec::new();
         let found = tokio::time::timeout(START_TIMEOUT, async {
@@ -137,9 +137,9 @@ impl BrowserProcess {
         Ok((process, ws))
     }
 
-    /// The profile directory (unique to this browser: what finds its processes).
-    pub fn profile(&self) -> &Path {
-        self.profile.path()
+    /// The process group (the main process's id).
+    pub fn group(&self) -> Option<u32> {
+        self.group.map(|g| g.as_raw_nonzero().get() as u32)
     }
 
     /// Whether the browser process has exited.

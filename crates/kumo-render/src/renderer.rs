@@ -75,10 +75,11 @@ impl BrowserRenderer {
         self.launches.load(Ordering::Relaxed)
     }
 
-    /// The profile directory of the running browser, if one runs (unique to it).
-    pub async fn profile(&self) -> Option<std::path::PathBuf> {
+    /// The process group of the running browser, if one runs: its main process's id, which
+    /// every process it starts (renderers, the GPU and network helpers) shares.
+    pub async fn process_group(&self) -> Option<u32> {
         let live = self.live.lock().await;
-        live.as_ref().map(|l| l.process.lock().unwrap_or_else(|p| p.into_inner()).profile().to_path_buf())
+        live.as_ref().and_then(|l| l.process.lock().unwrap_or_else(|p| p.into_inner()).group())
     }
 
     /// The browser to render on, started if none runs or the last cannot go on.

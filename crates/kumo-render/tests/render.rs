@@ -131,12 +131,12 @@ async fn a_killed_browser_is_started_again_and_leaves_no_process() {
     let r = renderer(RenderConfig::default());
     let via = downloader();
     r.render(get(&server, SCRIPTED_INDEX), &via).await.expect("rendered");
-    let profile = r.profile().await.expect("a browser runs");
-    let marker = profile.display().to_string();
-    assert!(!pids(&marker).is_empty(), "the browser runs with its profile");
-    let killed = std::process::Command::new("pkill").args(["-KILL", "-f", &marker]).status().unwrap();
+    let first = r.process_group().await.expect("a browser runs");
+    assert!(group(first).len() > 1, "the browser and its helpers share its group");
+    // Its main process killed: its helpers follow it, and the next page is rendered on a new
+    // browser (the first try may find the old one failing).
+    let killed = std::process::Command::new("kill").args(["-KILL", &first.to_string()]).status().unwrap();
     assert!(killed.success());
-    // The next page finds the browser gone (or its tab failing) and is retried on a new one.
     let mut rendered = None;
     for _ in 0..3 {
         if let Ok(p) = r.render(get(&server, "/js/p/1.html"), &via).await {
@@ -146,25 +146,28 @@ async fn a_killed_browser_is_started_again_and_leaves_no_process() {
     }
     assert!(rendered.is_some(), "a page renders after the crash");
     assert_eq!(r.launches(), 2, "one more browser");
-    let second = r.profile().await.expect("a browser runs").display().to_string();
-    assert_ne!(second, marker);
+    let second = r.process_group().await.expect("a browser runs");
+    assert_ne!(second, first);
     r.close().await;
-    wait_gone(&second).await;
-    wait_gone(&marker).await;
+    assert!(r.process_group().await.is_none());
+    wait_gone(second).await;
+    wait_gone(first).await;
 }
 
-/// The processes whose command line holds `marker`.
-fn pids(marker: &str) -> Vec<String> {
-    let out = std::process::Command::new("pgrep").args(["-f", marker]).output().unwrap();
+/// The processes of process group `pgid`.
+fn group(pgid: u32) -> Vec<String> {
+    let out = std::process::Command::new("pgrep").args(["-g", &pgid.to_string()]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).split_whitespace().map(String::from).collect()
 }
 
-async fn wait_gone(marker: &str) {
-    for _ in 0..100 {
-        if pids(marker).is_empty() {
+/// Waits (at most 10 s: helpers notice their browser is gone within a few) until group `pgid`
+/// has no process left.
+async fn wait_gone(pgid: u32) {
+    for _ in 0..200 {
+        if group(pgid).is_empty() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("browser processes of {marker} remain: {:?}", pids(marker));
+    panic!("processes of the browser's group {pgid} remain: {:?}", group(pgid));
 }

@@ -1,0 +1,138 @@
+//! The status page of `kumo crawl --listen` in a real headless Chromium (Debian's, which the
+//! test command installs): it shows the running crawl, looks like a page (a screenshot), and
+//! its Pause and Resume buttons steer the crawl.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::{Browser, BrowserConfig, Page};
+use common::{Watched, wait_until};
+use futures_util::StreamExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn call(addr: SocketAddr, method: &str, path: &str) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
+    String::from_utf8_lossy(&out).split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+}
+
+/// The crawl's state as the API says it.
+async fn state(addr: SocketAddr) -> String {
+    let body = call(addr, "GET", "/api/status").await;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    v["state"].as_str().unwrap_or_default().to_string()
+}
+
+/// The text of the element with `id`.
+async fn text(page: &Page, id: &str) -> String {
+    let js = format!("document.getElementById('{id}').textContent");
+    page.evaluate(js).await.ok().and_then(|v| v.into_value::<String>().ok()).unwrap_or_default()
+}
+
+/// Waits (at most `limit`, looking every 50 ms) until `cond` holds of the element `id`'s text.
+async fn wait_for_text(page: &Page, id: &str, limit: Duration, cond: impl Fn(&str) -> bool) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let t = text(page, id).await;
+        if cond(&t) {
+            return t;
+        }
+        assert!(start.elapsed() < limit, "#{id} still says {t:?} after {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the API says `want`.
+async fn wait_for_state(addr: SocketAddr, want: &str) {
+    let start = std::time::Instant::now();
+    while state(addr).await != want {
+        assert!(start.elapsed() < Duration::from_secs(10), "the crawl never became {want}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
+    let (server, _) = common::small_site(300).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let args = [
+        "crawl",
+        url.as_str(),
+        "--memory",
+        "-o",
+        "pages.jsonl",
+        "--no-progress",
+        "--per-host",
+        "1",
+        "--delay-ms",
+        "30",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let crawl = Watched::spawn(dir.path(), &args);
+    wait_until(Duration::from_secs(20), "the control address", || {
+        crawl.stderr().contains("control: http://")
+    })
+    .await;
+    let err = crawl.stderr();
+    let addr: SocketAddr =
+        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+
+    let exe = kumo_render::find_browser(None).expect("scripts/test.sh installs chromium-headless-shell");
+    let profile = tempfile::tempdir().unwrap();
+    let config = BrowserConfig::builder()
+        .chrome_executable(exe)
+        .no_sandbox()
+        .user_data_dir(profile.path())
+        .window_size(1200, 900)
+        .args([
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--no-first-run",
+        ])
+        .build()
+        .unwrap();
+    let (mut browser, mut handler) = Browser::launch(config).await.expect("the browser starts");
+    let driver = tokio::spawn(async move { while handler.next().await.is_some() {} });
+
+    let page = browser.new_page(format!("http://{addr}/")).await.expect("the status page opens");
+    wait_for_text(&page, "state", Duration::from_secs(10), |s| s == "running").await;
+    let pages =
+        wait_for_text(&page, "pages", Duration::from_secs(10), |p| p.parse::<u64>().is_ok_and(|n| n > 0))
+            .await;
+    assert!(pages.parse::<u64>().unwrap() > 0);
+    let png = page.screenshot(ScreenshotParams::builder().build()).await.expect("a screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    assert!(png.len() > 10_000, "a page with something on it: {} bytes", png.len());
+    std::fs::write(dir.path().join("status.png"), &png).unwrap();
+
+    page.find_element("#pause").await.unwrap().click().await.unwrap();
+    wait_for_state(addr, "paused").await;
+    wait_for_text(&page, "state", Duration::from_secs(10), |s| s == "paused").await;
+    let hits = server.hit_count();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(server.hit_count() <= hits + 1, "paused: nothing more is fetched (one in flight at most)");
+
+    page.find_element("#resume").await.unwrap().click().await.unwrap();
+    wait_for_state(addr, "running").await;
+    wait_for_text(&page, "state", Duration::from_secs(10), |s| s == "running").await;
+
+    call(addr, "POST", "/api/stop").await;
+    let (status, err) = crawl.finish().await;
+    assert_eq!(status.code(), Some(3), "stopped through the API: {err}");
+    browser.close().await.unwrap();
+    browser.wait().await.unwrap();
+    driver.abort();
+}
