@@ -33,7 +33,7 @@ pub async fn compare(cfg: &CrawlConfig, base: &str, plain: &Summary) -> Result<S
     Ok(format!(
         "render:       the scripted shop through headless Chromium, 4 tabs, in memory:\n  \
          pages:      {} rendered in {:.1} s\n  pages/s:    {:.1} rendered against {:.0} plain \
-         ({ratio:.3}×)\n  browser:    {:.0} MiB peak resident, its processes together",
+         ({ratio:.3}×)\n  browser:    {:.0} MiB at its peak (its processes' proportional set sizes added up)",
         summary.pages,
         summary.elapsed_secs,
         summary.pages_per_sec,
@@ -42,7 +42,7 @@ pub async fn compare(cfg: &CrawlConfig, base: &str, plain: &Summary) -> Result<S
     ))
 }
 
-/// Samples the resident memory of the browser's processes every 100 ms until `done`, keeping
+/// Samples the memory of the browser's processes every 100 ms until `done`, keeping
 /// the largest sum in `peak`.
 async fn watch_browser(renderer: Arc<BrowserRenderer>, peak: Arc<AtomicU64>, done: Arc<AtomicBool>) {
     while !done.load(Ordering::Relaxed) {
@@ -53,8 +53,8 @@ async fn watch_browser(renderer: Arc<BrowserRenderer>, peak: Arc<AtomicU64>, don
     }
 }
 
-/// The resident bytes of the processes of process group `pgid` (the browser, its renderers
-/// and helpers).
+/// The memory of the processes of process group `pgid` (the browser, its renderers and
+/// helpers): their proportional set sizes added up.
 fn resident_of_group(pgid: u32) -> u64 {
     let Ok(dir) = std::fs::read_dir("/proc") else { return 0 };
     let in_group = |stat: &str| {
@@ -64,9 +64,10 @@ fn resident_of_group(pgid: u32) -> u64 {
     };
     dir.filter_map(Result::ok)
         .filter(|e| std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| in_group(&s)))
-        .filter_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        // Proportional set size: a page shared by several processes counts once among them.
+        .filter_map(|e| std::fs::read_to_string(e.path().join("smaps_rollup")).ok())
         .filter_map(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let line = s.lines().find(|l| l.starts_with("Pss:"))?;
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
         .sum::<u64>()

@@ -75,6 +75,22 @@ impl CookieJar {
     }
 }
 
+impl CookieJar {
+    /// The `name=value` pairs the jar sends to `url` (what a browser given the crawl's
+    /// cookies sends too).
+    pub fn request_values(&self, url: &Url) -> Vec<(String, String)> {
+        self.read().get_request_values(url).map(|(n, v)| (n.to_string(), v.to_string())).collect()
+    }
+
+    /// Takes `Set-Cookie` values as if `url` had answered with them (the cookies a browser
+    /// ended a page with), saved as any other.
+    pub fn set_from(&self, url: &Url, set_cookies: &[String]) {
+        let values: Vec<HeaderValue> =
+            set_cookies.iter().filter_map(|c| HeaderValue::from_str(c).ok()).collect();
+        reqwest::cookie::CookieStore::set_cookies(self, &mut values.iter(), url);
+    }
+}
+
 impl reqwest::cookie::CookieStore for CookieJar {
     fn set_cookies(&self, cookie_headers: &mut dyn Iterator<Item = &HeaderValue>, url: &Url) {
         let mut changed = Vec::new();

@@ -80,6 +80,11 @@ impl Downloader {
         &self.cfg
     }
 
+    /// The jar it keeps cookies in, when it keeps them.
+    pub fn cookie_jar(&self) -> Option<&Arc<CookieJar>> {
+        self.jar.as_ref()
+    }
+
     /// Fetches `req`. Any status is a response (a 404 is an answer, not an error); only a
     /// failure to get a complete answer is an error.
     pub async fn fetch(&self, req: Request) -> Result<Response, FetchError> {

@@ -9,6 +9,7 @@
 //! goes, and a parent-death signal takes it along when kumo is killed.
 
 mod block;
+mod cookies;
 mod error;
 mod launch;
 mod renderer;

@@ -10,8 +10,8 @@ use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::{Browser, Handler};
 use futures_util::StreamExt;
-use kumo_core::{Request, Response};
-use kumo_downloader::{Downloader, FetchError, RENDERED_HEADER, Renderer};
+use kumo_core::{Request, Response, Url};
+use kumo_downloader::{CookieJar, Downloader, FetchError, RENDERED_HEADER, Renderer};
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::block::Blocker;
@@ -126,19 +126,25 @@ impl BrowserRenderer {
         }))
     }
 
-    /// Renders `url` with `user_agent`.
-    async fn render_url(&self, url: &str, user_agent: &str) -> Result<Rendered, RenderError> {
+    /// Renders `url` with `user_agent`, the cookies of `jar` (if given) going both ways.
+    async fn render_url(
+        &self,
+        url: &Url,
+        jar: Option<&CookieJar>,
+        user_agent: &str,
+    ) -> Result<Rendered, RenderError> {
         let _tab =
             self.tabs.acquire().await.map_err(|_| RenderError::Browser("the renderer is closed".into()))?;
         let live = self.live().await?;
-        let (result, closed) = tab::render(&live.browser, url, user_agent, &self.cfg, &self.blocker).await;
+        let (result, closed) =
+            tab::render(&live.browser, url, jar, user_agent, &self.cfg, &self.blocker).await;
         if !closed {
-            tracing::warn!(url, "a tab would not close; the browser is started again");
+            tracing::warn!(%url, "a tab would not close; the browser is started again");
             live.broken.store(true, Ordering::Relaxed);
         }
         let rendered = result?;
         if let (Some(dir), Some(png)) = (&self.cfg.screenshots, &rendered.screenshot) {
-            let path = dir.join(screenshot_name(url));
+            let path = dir.join(screenshot_name(url.as_str()));
             tokio::fs::write(&path, png)
                 .await
                 .map_err(|source| RenderError::Screenshot { path: path.display().to_string(), source })?;
@@ -176,7 +182,8 @@ impl Renderer for BrowserRenderer {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
             .unwrap_or_else(|| via.config().user_agent.next().into_owned());
-        let rendered = match self.render_url(req.url.as_str(), &user_agent).await {
+        let jar = via.cookie_jar().map(|j| j.as_ref());
+        let rendered = match self.render_url(&req.url, jar, &user_agent).await {
             Ok(r) => r,
             Err(e) => return Err(FetchError::new(e.kind(), e.to_string(), req)),
         };

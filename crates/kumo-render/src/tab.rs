@@ -21,7 +21,11 @@ use chromiumoxide::{Browser, Page};
 use futures_util::{FutureExt, StreamExt};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
+use kumo_core::Url;
+use kumo_downloader::CookieJar;
+
 use crate::block::Blocker;
+use crate::cookies;
 use crate::{IDLE_QUIET, RenderConfig, RenderError, Wait};
 
 /// How long opening or closing a tab may take before the browser counts as stuck.
@@ -46,7 +50,8 @@ pub(crate) struct Rendered {
 /// value is false when the tab could not be closed: the browser is stuck and must go.
 pub(crate) async fn render(
     browser: &Browser,
-    url: &str,
+    url: &Url,
+    jar: Option<&CookieJar>,
     user_agent: &str,
     cfg: &RenderConfig,
     blocker: &Blocker,
@@ -58,7 +63,7 @@ pub(crate) async fn render(
     };
     let target = page.target_id().clone();
     let result =
-        match tokio::time::timeout(cfg.page_timeout, load(&page, url, user_agent, cfg, blocker)).await {
+        match tokio::time::timeout(cfg.page_timeout, load(&page, url, jar, user_agent, cfg, blocker)).await {
             Ok(r) => r,
             Err(_) => Err(RenderError::Timeout(cfg.page_timeout)),
         };
@@ -82,7 +87,8 @@ impl Drop for AbortOnDrop {
 
 async fn load(
     page: &Page,
-    url: &str,
+    url: &Url,
+    jar: Option<&CookieJar>,
     user_agent: &str,
     cfg: &RenderConfig,
     blocker: &Blocker,
@@ -93,10 +99,13 @@ async fn load(
         Wait::NetworkIdle => Some(InFlight::watch(page).await?),
         _ => None,
     };
+    if let Some(jar) = jar {
+        cookies::into_tab(page, jar, url).await?;
+    }
     let mut documents = page.event_listener::<EventResponseReceived>().await?;
     let started = Instant::now();
     // Resolves once the page's `load` has fired.
-    match page.goto(url).await {
+    match page.goto(url.as_str()).await {
         Ok(_) => {}
         Err(CdpError::ChromeMessage(text)) => return Err(RenderError::Navigate(text)),
         Err(e) => return Err(e.into()),
@@ -144,6 +153,9 @@ async fn load(
         }
     }
     let url = page.url().await?.unwrap_or_else(|| response.url.clone());
+    if let (Some(jar), Ok(at)) = (jar, Url::parse(&url)) {
+        cookies::from_tab(page, jar, &at).await?;
+    }
     Ok(Rendered { status: response.status as u16, headers, url, html, latency, screenshot })
 }
 

@@ -171,3 +171,29 @@ async fn wait_gone(pgid: u32) {
     }
     panic!("processes of the browser's group {pgid} remain: {:?}", group(pgid));
 }
+
+/// Plain and rendered pages share the crawl's cookie jar: a cookie a plain answer set is sent
+/// by the browser, and one a page's script set is sent by the plain downloader after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rendered_and_plain_pages_share_the_cookie_jar() {
+    use kumo_testsite::scripted::COOKIE;
+    let server = site().await;
+    let jar = std::sync::Arc::new(kumo_downloader::CookieJar::in_memory());
+    let via = Downloader::new(0, DownloaderConfig { cookie_jar: Some(jar), ..DownloaderConfig::default() })
+        .unwrap();
+    let r = renderer(RenderConfig::default());
+    via.fetch(get(&server, COOKIE)).await.expect("fetched plainly: served=1 kept, its script not run");
+    r.render(get(&server, "/js/p/0.html"), &via).await.expect("rendered");
+    let cookie_of = |path: &str| {
+        server.hits().iter().filter(|h| h.target == path).filter_map(|h| h.cookie.clone()).next_back()
+    };
+    assert_eq!(cookie_of("/js/p/0.html").as_deref(), Some("served=1"), "the browser sends the jar's cookie");
+    r.render(get(&server, COOKIE), &via).await.expect("rendered: its script sets scripted=1");
+    via.fetch(get(&server, "/js/p/1.html")).await.expect("fetched plainly");
+    let sent = cookie_of("/js/p/1.html").unwrap_or_default();
+    assert!(
+        sent.contains("served=1") && sent.contains("scripted=1"),
+        "the script's cookie is in the jar: {sent}"
+    );
+    r.close().await;
+}

@@ -27,6 +27,8 @@ pub const STREAM: &str = "/js/stream.html";
 pub const EVENTS: &str = "/js/events";
 /// Three images and a stylesheet, for blocking.
 pub const HEAVY: &str = "/js/heavy.html";
+/// Sets a cookie in its answer (`served=1`) and another from its script (`scripted=1`).
+pub const COOKIE: &str = "/js/cookie.html";
 
 /// The scripted shop's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +162,11 @@ impl ScriptedSite {
                 "<!DOCTYPE html><title>Heavy</title><link rel=stylesheet href=/js/site.css>\
                  <img src=/js/img/1.png><img src=/js/img/2.png><img src=/js/img/3.png><p>Pictures.</p>",
             ),
+        ));
+        out.push((
+            COOKIE.into(),
+            page("Cookies", "", "document.cookie = 'scripted=1; path=/';")
+                .with_header("set-cookie", "served=1; Path=/"),
         ));
         out.push(("/js/site.css".into(), css()));
         for n in 1..=3 {
