@@ -137,3 +137,78 @@ async fn a_spider_files_sites_are_watched_and_stopped_together() {
     one.shutdown().await;
     two.shutdown().await;
 }
+
+/// One sample of a family in the Prometheus text, if there is one.
+fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}{{")))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// With workers sharing a crawl through Redis, each one's metrics and status give its own
+/// counts and the whole crawl's beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_crawls_totals_are_beside_each_workers_own() {
+    let (server, truth) = common::small_site(300).await;
+    let redis = kumo_testsite::services::Redis::start().await.expect("redis-server starts");
+    let redis_url = redis.unix_url();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let worker = |n: usize, listen: bool| {
+        let out = format!("w{n}.jsonl");
+        let mut args: Vec<String> = [
+            "crawl",
+            &url,
+            "--redis",
+            &redis_url,
+            "--crawl",
+            "shared",
+            "-o",
+            &out,
+            "--no-progress",
+            "--per-host",
+            "2",
+            "--delay-ms",
+            "10",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if listen {
+            args.extend(["--listen".to_string(), "127.0.0.1:0".to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Watched::spawn(dir.path(), &args)
+    };
+    let watched = worker(0, true);
+    let other = worker(1, false);
+    wait_until(Duration::from_secs(20), "the control address", || {
+        watched.stderr().contains("control: http://")
+    })
+    .await;
+    let err = watched.stderr();
+    let addr: SocketAddr =
+        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+    // Both workers commit; the crawl's pages are then more than this worker's own.
+    let start = std::time::Instant::now();
+    let (own, whole) = loop {
+        let (_, metrics) = call(addr, "GET", "/metrics").await;
+        let own = sample(&metrics, "kumo_pages_total").unwrap_or(0.0);
+        let whole = sample(&metrics, "kumo_crawl_pages_total").unwrap_or(0.0);
+        if sample(&metrics, "kumo_crawl_workers") == Some(2.0) && whole > own && own > 0.0 {
+            break (own, whole);
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no totals of two workers: {metrics}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(whole <= truth.unique_urls as f64, "{whole} pages in a crawl of {}", truth.unique_urls);
+    let (_, status) = call(addr, "GET", "/api/status").await;
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["crawl"]["workers"], 2, "{status}");
+    assert!(v["crawl"]["pages"].as_f64().unwrap() >= own, "{status}");
+    for w in [watched, other] {
+        let (status, err) = w.finish().await;
+        assert!(status.success(), "{err}");
+    }
+}

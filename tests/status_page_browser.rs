@@ -36,6 +36,16 @@ async fn text(page: &Page, id: &str) -> String {
     page.evaluate(js).await.ok().and_then(|v| v.into_value::<String>().ok()).unwrap_or_default()
 }
 
+/// Whether anything is drawn on the chart's canvas.
+const CHART_DRAWN: &str = "(() => { const c = document.getElementById('chart'); \
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
+    for (let i = 3; i < d.length; i += 4) if (d[i]) return true; return false; })()";
+
+/// What a script evaluates to in the page (the type's default when it fails).
+async fn js<T: serde::de::DeserializeOwned + Default>(page: &Page, script: &str) -> T {
+    page.evaluate(script).await.ok().and_then(|v| v.into_value::<T>().ok()).unwrap_or_default()
+}
+
 /// Waits (at most `limit`, looking every 50 ms) until `cond` holds of the element `id`'s text.
 async fn wait_for_text(page: &Page, id: &str, limit: Duration, cond: impl Fn(&str) -> bool) -> String {
     let start = std::time::Instant::now();
@@ -113,6 +123,17 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
         wait_for_text(&page, "pages", Duration::from_secs(10), |p| p.parse::<u64>().is_ok_and(|n| n > 0))
             .await;
     assert!(pages.parse::<u64>().unwrap() > 0);
+    // The host table and the chart fill in as the page polls.
+    let start = std::time::Instant::now();
+    loop {
+        let rows = js::<u64>(&page, "document.querySelectorAll('#hosts tr').length").await;
+        let drawn = js::<bool>(&page, CHART_DRAWN).await;
+        if rows > 0 && drawn {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "hosts {rows}, chart drawn {drawn}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let png = page.screenshot(ScreenshotParams::builder().build()).await.expect("a screenshot");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
     assert!(png.len() > 10_000, "a page with something on it: {} bytes", png.len());

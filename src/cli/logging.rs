@@ -27,12 +27,14 @@ pub fn quiet() -> bool {
 
 pub fn init(verbose: u8, quiet: bool, format: LogFormat) {
     QUIET.store(quiet, Ordering::Relaxed);
+    // The DevTools client warns of every browser message its protocol version does not know
+    // (a newer Chromium sends many): said only with -vv.
     let default = match (quiet, verbose) {
         (true, _) => "error",
-        (false, 0) => "warn",
+        (false, 0) => "warn,chromiumoxide=error",
         // The storage engine's own info lines (tables flushed, writers finished) are noise
         // to a crawl's user.
-        (false, 1) => "info,fjall=warn,lsm_tree=warn",
+        (false, 1) => "info,fjall=warn,lsm_tree=warn,chromiumoxide=error",
         (false, 2) => "debug",
         _ => "trace",
     };

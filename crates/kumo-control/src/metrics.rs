@@ -47,6 +47,11 @@ fn by(label: &'static str, values: impl IntoIterator<Item = (String, u64)>) -> S
     values.into_iter().map(|(v, n)| (vec![(label, v)], n as f64)).collect()
 }
 
+/// One of a shared crawl's totals; no sample when the crawl is this process's own.
+fn crawl(s: &SiteSnapshot, pick: fn(&kumo_engine::CrawlTotals) -> u64) -> Samples {
+    s.live.crawl.as_ref().map(|t| plain(pick(t))).unwrap_or_default()
+}
+
 fn summary(s: &SiteSnapshot) -> &Summary {
     &s.live.summary
 }
@@ -188,6 +193,48 @@ const FAMILIES: &[Family] = &[
                (its delay, a pause, its rate limits, a retry's back-off)",
         counter: true,
         read: |s| vec![(Vec::new(), summary(s).politeness_wait_secs)],
+    },
+    Family {
+        name: "kumo_crawl_workers",
+        help: "Workers that have committed to the shared crawl (--redis), those that left included",
+        counter: false,
+        read: |s| crawl(s, |t| t.workers as u64),
+    },
+    Family {
+        name: "kumo_crawl_pages",
+        help: "Pages of the whole shared crawl (--redis): every worker's",
+        counter: true,
+        read: |s| crawl(s, |t| t.pages),
+    },
+    Family {
+        name: "kumo_crawl_body_bytes",
+        help: "Body bytes of the whole shared crawl (--redis)",
+        counter: true,
+        read: |s| crawl(s, |t| t.bytes),
+    },
+    Family {
+        name: "kumo_crawl_items",
+        help: "Items of the whole shared crawl (--redis)",
+        counter: true,
+        read: |s| crawl(s, |t| t.items),
+    },
+    Family {
+        name: "kumo_crawl_retries",
+        help: "Fetches tried again in the whole shared crawl (--redis)",
+        counter: true,
+        read: |s| crawl(s, |t| t.retries),
+    },
+    Family {
+        name: "kumo_crawl_failed",
+        help: "Requests given up in the whole shared crawl (--redis)",
+        counter: true,
+        read: |s| crawl(s, |t| t.failed),
+    },
+    Family {
+        name: "kumo_crawl_errors",
+        help: "Errors counted in the whole shared crawl (--redis), any stage",
+        counter: true,
+        read: |s| crawl(s, |t| t.errors),
     },
     Family {
         name: "kumo_elapsed_seconds",

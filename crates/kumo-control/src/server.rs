@@ -196,7 +196,7 @@ async fn status(State(sites): State<Sites>, Query(which): Query<Which>) -> Respo
     }
     let body = json!({
         "site": name, "sites": names, "state": state, "paused": paused, "summary": summary,
-        "hosts": live.hosts, "recent_failures": live.recent_failures,
+        "hosts": live.hosts, "recent_failures": live.recent_failures, "crawl": live.crawl,
     });
     Json(body).into_response()
 }

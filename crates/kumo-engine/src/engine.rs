@@ -421,7 +421,8 @@ impl Engine {
             let summary = run(&mut parts, stop_rx, watch, skips).await;
             status.set(Status::Stopped);
             let hosts = crate::live::busiest(parts.frontier.hosts().await.unwrap_or_default());
-            live.send_replace(Some(Arc::new(parts.live(summary.clone(), hosts))));
+            let crawl = crate::live::crawl_totals(parts.frontier.as_ref()).await;
+            live.send_replace(Some(Arc::new(parts.live(summary.clone(), hosts, crawl))));
             (parts, summary)
         }));
         Ok(())

@@ -48,7 +48,7 @@ pub use engine::{Engine, EngineError, Pauser, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};
 pub use histogram::{Histogram, LATENCY_BOUNDS};
 pub use listener::{Listener, Listeners};
-pub use live::{LIVE_FAILURES, LIVE_HOSTS, Live, LiveHost};
+pub use live::{CrawlTotals, LIVE_FAILURES, LIVE_HOSTS, Live, LiveHost};
 pub use registrar::{DownloaderLoad, Registrar, RegistrarError, ScoreFn};
 pub use render::Rendering;
 pub use revisit::{Adaptive, RevisitPolicy, RevisitRule, Visit};

@@ -21,6 +21,43 @@ pub struct Live {
     pub summary: Summary,
     pub hosts: Vec<LiveHost>,
     pub recent_failures: Vec<FailureRecord>,
+    /// With workers sharing the crawl (`--redis`): the whole crawl's counts, beside this
+    /// worker's own in `summary`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crawl: Option<CrawlTotals>,
+}
+
+/// A shared crawl's counts: every worker's last saved counters added up (those that left
+/// included; each worker's lag by at most its last commit).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CrawlTotals {
+    pub workers: usize,
+    pub pages: u64,
+    pub bytes: u64,
+    pub items: u64,
+    pub retries: u64,
+    pub failed: u64,
+    pub errors: u64,
+}
+
+/// The totals of a shared crawl from its workers' saved counters; `None` when the frontier
+/// is one process's own.
+pub(crate) async fn crawl_totals(frontier: &dyn kumo_frontier::Frontier) -> Option<CrawlTotals> {
+    let saved = frontier.workers_counters().await.ok()?;
+    if saved.is_empty() {
+        return None;
+    }
+    let mut t = CrawlTotals { workers: saved.len(), ..CrawlTotals::default() };
+    for (_, bytes) in saved {
+        let w = crate::results::Tally::restore(&bytes);
+        t.pages += w.pages;
+        t.bytes += w.bytes;
+        t.items += w.items;
+        t.retries += w.retries;
+        t.failed += w.failed;
+        t.errors += w.errors.values().sum::<u64>();
+    }
+    Some(t)
 }
 
 /// A host as the status shows it.

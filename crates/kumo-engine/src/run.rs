@@ -31,7 +31,7 @@ use tokio::task::JoinSet;
 use crate::analyze::Analyzer;
 use crate::commit::{self, Committer};
 use crate::group::Group;
-use crate::live::{Live, LiveHost};
+use crate::live::{CrawlTotals, Live, LiveHost};
 use crate::registrar::Registrar;
 use crate::results::{ItemBatch, Tally, storage_error};
 use crate::robots::RobotsCache;
@@ -176,14 +176,16 @@ pub(crate) struct Watchers {
 
 /// How often the summary so far is published while someone watches.
 const LIVE_EVERY: Duration = Duration::from_millis(500);
-/// How often the hosts are listed for it (a listing walks every host).
+/// How often the hosts are listed for it (a listing walks every host), and a shared crawl's
+/// totals added up.
 const LIVE_HOSTS_EVERY: Duration = Duration::from_secs(2);
 
 impl Parts {
-    /// What those watching see now: `summary`, the hosts as last listed, the last failures.
-    pub fn live(&self, summary: Summary, hosts: Vec<LiveHost>) -> Live {
+    /// What those watching see now: `summary`, the hosts as last listed, the last failures,
+    /// a shared crawl's totals as last added up.
+    pub fn live(&self, summary: Summary, hosts: Vec<LiveHost>, crawl: Option<CrawlTotals>) -> Live {
         let recent_failures = self.recent_failures.lock().unwrap_or_else(|e| e.into_inner()).list();
-        Live { summary, hosts, recent_failures }
+        Live { summary, hosts, recent_failures, crawl }
     }
 }
 
@@ -200,6 +202,7 @@ pub(crate) async fn run(
     let mut next_live = tokio::time::Instant::now();
     let mut next_hosts = tokio::time::Instant::now();
     let mut hosts = Vec::new();
+    let mut crawl = None;
     let started = Instant::now();
     let cfg = parts.cfg.clone();
     let concurrency = cfg.concurrency;
@@ -283,11 +286,12 @@ pub(crate) async fn run(
         if watched && tokio::time::Instant::now() >= next_live {
             if tokio::time::Instant::now() >= next_hosts {
                 hosts = crate::live::busiest(frontier.hosts().await.unwrap_or_default());
+                crawl = crate::live::crawl_totals(frontier.as_ref()).await;
                 next_hosts = tokio::time::Instant::now() + LIVE_HOSTS_EVERY;
             }
             let frontier_stats = frontier.stats().await.unwrap_or_default();
             let s = summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Started, None);
-            live.send_replace(Some(Arc::new(parts.live(s, hosts.clone()))));
+            live.send_replace(Some(Arc::new(parts.live(s, hosts.clone(), crawl.clone()))));
             next_live = tokio::time::Instant::now() + LIVE_EVERY;
         }
         match *stop_rx.borrow_and_update() {

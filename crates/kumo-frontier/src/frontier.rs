@@ -303,6 +303,12 @@ pub trait Frontier: Send + Sync {
     async fn saved_counters(&self) -> Result<Option<Vec<u8>>, FrontierError> {
         Ok(None)
     }
+
+    /// Every worker's last saved counters, by worker name, in a crawl that several processes
+    /// share (those that left included); empty for a frontier one process owns.
+    async fn workers_counters(&self) -> Result<Vec<(String, Vec<u8>)>, FrontierError> {
+        Ok(Vec::new())
+    }
 }
 
 mod unix_secs {

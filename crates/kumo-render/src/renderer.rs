@@ -183,7 +183,12 @@ impl Renderer for BrowserRenderer {
             .map(str::to_string)
             .unwrap_or_else(|| via.config().user_agent.next().into_owned());
         let jar = via.cookie_jar().map(|j| j.as_ref());
-        let rendered = match self.render_url(&req.url, jar, &user_agent).await {
+        // Counted as the downloader's: the summary's module counts cover every page fetched.
+        via.counters().called();
+        via.counters().accepted();
+        let rendered = self.render_url(&req.url, jar, &user_agent).await;
+        via.counters().finished(rendered.is_ok());
+        let rendered = match rendered {
             Ok(r) => r,
             Err(e) => return Err(FetchError::new(e.kind(), e.to_string(), req)),
         };

@@ -1128,6 +1128,9 @@ local function main(keys, args)
   if op == 'counters' then
     return redis.call('HGET', P .. 'ctr', arg()) or ''
   end
+  if op == 'all_counters' then
+    return redis.call('HGETALL', P .. 'ctr')
+  end
 
   -- The worker's item journal: where its outputs stand, and the items committed after that.
   if op == 'resume' then

@@ -555,6 +555,11 @@ impl Frontier for RedisFrontier {
         let v = bytes(self.call(&a).await?)?;
         Ok((!v.is_empty()).then_some(v))
     }
+
+    async fn workers_counters(&self) -> Result<Vec<(String, Vec<u8>)>, FrontierError> {
+        let reply = array(self.call(&self.args("all_counters")).await?)?;
+        Ok(pairs(reply, |worker, v| Ok((worker, bytes(v)?)))?)
+    }
 }
 
 /// Reads a flat reply of (host, value) pairs.
