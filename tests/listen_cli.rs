@@ -9,18 +9,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::{Watched, kumo_in, stderr, wait_until};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn call(addr: SocketAddr, method: &str, path: &str) -> (u16, String) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req =
-        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+    common::control_call(addr, method, path).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,13 +35,7 @@ async fn a_crawl_stopped_through_the_api_resumes_with_every_page_once() {
         "127.0.0.1:0",
     ];
     let crawl = Watched::spawn(dir.path(), &args);
-    wait_until(Duration::from_secs(20), "the control address", || {
-        crawl.stderr().contains("control: http://")
-    })
-    .await;
-    let err = crawl.stderr();
-    let addr: SocketAddr =
-        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+    let addr = crawl.control_addr().await;
     wait_until(Duration::from_secs(20), "a few pages", || server.hit_count() >= 10).await;
     let (status, metrics) = call(addr, "GET", "/metrics").await;
     assert_eq!(status, 200, "{metrics}");
@@ -96,18 +81,7 @@ async fn a_spider_files_sites_are_watched_and_stopped_together() {
     std::fs::write(dir.path().join("two.toml"), file).unwrap();
     let crawl =
         Watched::spawn(dir.path(), &["crawl", "two.toml", "--listen", "127.0.0.1:0", "--no-progress"]);
-    wait_until(Duration::from_secs(20), "the control address", || {
-        crawl.stderr().contains("control: http://")
-    })
-    .await;
-    let addr: SocketAddr = crawl
-        .stderr()
-        .split("control: http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let addr = crawl.control_addr().await;
     wait_until(Duration::from_secs(20), "both sites under way", || {
         one.hit_count() >= 5 && two.hit_count() >= 5
     })
@@ -183,13 +157,7 @@ async fn a_shared_crawls_totals_are_beside_each_workers_own() {
     };
     let watched = worker(0, true);
     let other = worker(1, false);
-    wait_until(Duration::from_secs(20), "the control address", || {
-        watched.stderr().contains("control: http://")
-    })
-    .await;
-    let err = watched.stderr();
-    let addr: SocketAddr =
-        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+    let addr = watched.control_addr().await;
     // Both workers commit; the crawl's pages are then more than this worker's own.
     let start = std::time::Instant::now();
     let (own, whole) = loop {

@@ -9,18 +9,11 @@ use std::time::Duration;
 
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::{Browser, BrowserConfig, Page};
-use common::{Watched, wait_until};
+use common::Watched;
 use futures_util::StreamExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn call(addr: SocketAddr, method: &str, path: &str) -> String {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req =
-        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut out = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
-    String::from_utf8_lossy(&out).split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+    common::control_call(addr, method, path).await.1
 }
 
 /// The crawl's state as the API says it.
@@ -88,13 +81,7 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
         "127.0.0.1:0",
     ];
     let crawl = Watched::spawn(dir.path(), &args);
-    wait_until(Duration::from_secs(20), "the control address", || {
-        crawl.stderr().contains("control: http://")
-    })
-    .await;
-    let err = crawl.stderr();
-    let addr: SocketAddr =
-        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap();
+    let addr = crawl.control_addr().await;
 
     let exe = kumo_render::find_browser(None).expect("scripts/test.sh installs chromium-headless-shell");
     let profile = tempfile::tempdir().unwrap();
@@ -103,15 +90,8 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
         .no_sandbox()
         .user_data_dir(profile.path())
         .window_size(1200, 900)
-        .args([
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-quic",
-            "--no-first-run",
-        ])
+        // kumo's own flags (its `--headless` is chromiumoxide's already).
+        .args(kumo_render::FLAGS.iter().copied().filter(|f| *f != "--headless"))
         .build()
         .unwrap();
     let (mut browser, mut handler) = Browser::launch(config).await.expect("the browser starts");

@@ -131,6 +131,16 @@ impl Watched {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Where its control server (`--listen`) listens, once it has said so (20 s at most).
+    pub async fn control_addr(&self) -> std::net::SocketAddr {
+        wait_until(Duration::from_secs(20), "the control address", || {
+            self.stderr().contains("control: http://")
+        })
+        .await;
+        let err = self.stderr();
+        err.split("control: http://").nth(1).and_then(|r| r.split('/').next()).unwrap().parse().unwrap()
+    }
+
     /// Waits (60 s at most) for the process to end; returns its exit status and all of its
     /// standard error.
     pub async fn finish(mut self) -> (std::process::ExitStatus, String) {
@@ -178,4 +188,18 @@ pub fn warc_index(file: &Path, fields: &str) -> Vec<serde_json::Map<String, serd
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect()
+}
+
+/// One HTTP/1.1 request to a control server (10 s at most): its status and body.
+pub async fn control_call(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req =
+        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
 }

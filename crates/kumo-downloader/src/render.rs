@@ -76,7 +76,8 @@ pub struct RenderConfig {
     /// Pages one browser renders before a fresh one takes over (a browser's memory grows with
     /// the pages it has shown).
     pub recycle_after: u64,
-    /// Where a PNG of each rendered page goes (named by a hash of its URL), if anywhere.
+    /// Where a full-page PNG of each rendered page goes (named by a hash of its URL), if
+    /// anywhere.
     pub screenshots: Option<PathBuf>,
     /// The window's size in CSS pixels.
     pub viewport: (u32, u32),

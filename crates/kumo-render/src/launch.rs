@@ -17,6 +17,25 @@ use crate::RenderError;
 const KNOWN: [&str; 2] = ["/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium"];
 const ON_PATH: [&str; 4] = ["chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"];
 
+/// The flags every browser kumo starts gets (with its profile, window size, and
+/// `--no-sandbox` as root).
+pub const FLAGS: &[&str] = &[
+    "--headless",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    // Without these the browser calls home at every start and on a closed network floods
+    // refused connections.
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--mute-audio",
+    "--hide-scrollbars",
+];
+
 /// How long a starting browser may take to say where its DevTools listen.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -61,26 +80,8 @@ impl BrowserProcess {
             .prefix("kumo-browser-")
             .tempdir()
             .map_err(|e| failed(format!("cannot make its profile directory: {e}")))?;
-        let mut args: Vec<String> = [
-            "--headless",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            // Without these the browser calls home at every start and on a closed network
-            // floods refused connections.
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-quic",
-            "--disable-extensions",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--mute-audio",
-            "--hide-scrollbars",
-            "--remote-debugging-port=0",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect();
+        let mut args: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+        args.push("--remote-debugging-port=0".into());
         // Chromium refuses to run as root with its sandbox on.
         if rustix::process::geteuid().is_root() {
             args.push("--no-sandbox".into());

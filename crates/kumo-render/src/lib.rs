@@ -17,5 +17,5 @@ mod tab;
 
 pub use error::RenderError;
 pub use kumo_downloader::{Block, IDLE_QUIET, RenderConfig, Wait};
-pub use launch::find_browser;
+pub use launch::{FLAGS, find_browser};
 pub use renderer::{BrowserRenderer, screenshot_name};

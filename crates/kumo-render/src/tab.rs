@@ -136,7 +136,8 @@ async fn load(
     let html = page.content().await?;
     let screenshot = match &cfg.screenshots {
         Some(_) => {
-            let params = ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build();
+            let params =
+                ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).full_page(true).build();
             Some(page.screenshot(params).await?)
         }
         None => None,

@@ -197,3 +197,21 @@ async fn rendered_and_plain_pages_share_the_cookie_jar() {
     );
     r.close().await;
 }
+
+/// `screenshots`: a full-page PNG of each rendered page, named by a hash of its URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_of_each_page_is_kept() {
+    let server = site().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = RenderConfig { screenshots: Some(dir.path().to_path_buf()), ..RenderConfig::default() };
+    let r = renderer(cfg);
+    let url = server.url("/js/p/2.html");
+    r.render(get(&server, "/js/p/2.html"), &downloader()).await.expect("rendered");
+    let png = std::fs::read(dir.path().join(kumo_render::screenshot_name(&url))).expect("its screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 1024, "{} bytes", png.len());
+    // The IHDR chunk holds the width: the viewport's.
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(width, RenderConfig::default().viewport.0);
+    r.close().await;
+}
