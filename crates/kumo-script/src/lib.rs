@@ -1,0 +1,14 @@
+//! kumo's sandboxed rules: the JavaScript hooks a spider file may carry (`allow`, `priority`,
+//! `rewrite`, `item`, `extract`), run in QuickJS-NG (through rquickjs) under a time budget
+//! per call, a heap cap and a stack cap, with nothing of the machine in reach: no files, no
+//! network, no processes, no clock, no `eval` once loaded. Values cross as JSON, never as
+//! handles on kumo's objects. A call that fails is an error for its page, never a crash.
+
+mod error;
+mod limits;
+mod sandbox;
+mod script;
+
+pub use error::ScriptError;
+pub use limits::Limits;
+pub use script::{HOOKS, ItemAnswer, MAX_BODY, PageView, Rewrite, Script};

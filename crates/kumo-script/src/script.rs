@@ -1,0 +1,211 @@
+//! A loaded script and its hooks. The script is data (its source, name and limits), cheap to
+//! share; each thread that calls it runs its own sandbox, made from the source on its first
+//! call (a QuickJS runtime belongs to one thread), and made again after one ran out of memory.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::sandbox::Sandbox;
+use crate::{Limits, ScriptError};
+
+/// The functions a script may define; each is optional.
+pub const HOOKS: [&str; 5] = ["allow", "priority", "rewrite", "item", "extract"];
+
+/// The most body text a page hands a script (longer bodies are cut).
+pub const MAX_BODY: usize = 1 << 20;
+
+thread_local! {
+    /// This thread's sandboxes, by script.
+    static SANDBOXES: RefCell<HashMap<u64, Sandbox>> = RefCell::new(HashMap::new());
+}
+
+/// A spider's script: source, name (for errors), limits, and which hooks it defines.
+#[derive(Debug, Clone)]
+pub struct Script {
+    id: u64,
+    source: Arc<str>,
+    file: Arc<str>,
+    limits: Limits,
+    defines: [bool; HOOKS.len()],
+}
+
+/// What `rewrite` made of a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rewrite {
+    /// As it was (the hook returned nothing, or the same URL).
+    Keep,
+    /// Not to be followed (`null` or `false`).
+    Drop,
+    To(String),
+}
+
+/// What `item` made of an item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemAnswer {
+    Keep,
+    Drop,
+    Replace(serde_json::Map<String, Value>),
+}
+
+/// A page as a script sees it: plain data, no handle on anything of kumo's.
+#[derive(Debug, Clone, Default)]
+pub struct PageView<'a> {
+    pub url: &'a str,
+    pub status: u16,
+    pub headers: Vec<(&'a str, &'a str)>,
+    pub body: &'a str,
+}
+
+impl PageView<'_> {
+    fn to_json(&self) -> String {
+        let mut body_end = self.body.len().min(MAX_BODY);
+        while !self.body.is_char_boundary(body_end) {
+            body_end -= 1;
+        }
+        let headers: serde_json::Map<String, Value> =
+            self.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), Value::from(*v))).collect();
+        json!({ "url": self.url, "status": self.status, "headers": headers, "body": &self.body[..body_end] })
+            .to_string()
+    }
+}
+
+impl Script {
+    /// Loads `source`, named `file` in errors: it is run once here, so a mistake in it is
+    /// an error now, with its line and column.
+    pub fn load(file: &str, source: &str, limits: Limits) -> Result<Script, ScriptError> {
+        let sandbox = Sandbox::load(source, file, limits)?;
+        let defines = HOOKS.map(|h| sandbox.defines(h));
+        let key = format!("{file}\u{0}{source}\u{0}{limits:?}");
+        let id = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
+        SANDBOXES.with(|s| s.borrow_mut().insert(id, sandbox));
+        Ok(Script { id, source: source.into(), file: file.into(), limits, defines })
+    }
+
+    /// Whether the script defines `hook` (one of [`HOOKS`]).
+    pub fn defines(&self, hook: &str) -> bool {
+        HOOKS.iter().position(|h| *h == hook).is_some_and(|i| self.defines[i])
+    }
+
+    /// The file name errors give.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Calls `hook` on this thread's sandbox (made now if this thread has none).
+    fn call(&self, hook: &'static str, args: &[String]) -> Result<Option<Value>, ScriptError> {
+        SANDBOXES.with(|s| {
+            let mut s = s.borrow_mut();
+            let sandbox = match s.entry(self.id) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Sandbox::load(&self.source, &self.file, self.limits)?)
+                }
+            };
+            let answer = sandbox.call(hook, args);
+            if matches!(answer, Err(ScriptError::OutOfMemory { .. })) {
+                // A runtime that hit its limit is not trusted again: the next call makes another.
+                s.remove(&self.id);
+            }
+            answer
+        })
+    }
+
+    /// `allow(url, depth) -> bool`: whether a link is followed. `None` when not defined.
+    pub fn allow(&self, url: &str, depth: u32) -> Result<Option<bool>, ScriptError> {
+        if !self.defines("allow") {
+            return Ok(None);
+        }
+        match self.call("allow", &[json!(url).to_string(), depth.to_string()])? {
+            None => Ok(Some(true)),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(other) => Err(bad("allow", &other, "true or false")),
+        }
+    }
+
+    /// `priority(url, depth, referrer) -> int`: the request's priority. `None` when not
+    /// defined or when it answers nothing.
+    pub fn priority(
+        &self,
+        url: &str,
+        depth: u32,
+        referrer: Option<&str>,
+    ) -> Result<Option<i64>, ScriptError> {
+        if !self.defines("priority") {
+            return Ok(None);
+        }
+        match self
+            .call("priority", &[json!(url).to_string(), depth.to_string(), json!(referrer).to_string()])?
+        {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .map(|f| Some(f.round() as i64))
+                .ok_or_else(|| bad("priority", &Value::Number(n), "a number")),
+            Some(other) => Err(bad("priority", &other, "a number")),
+        }
+    }
+
+    /// `rewrite(url) -> url | null`: the URL to follow instead, or none. Not defined: keep.
+    pub fn rewrite(&self, url: &str) -> Result<Rewrite, ScriptError> {
+        if !self.defines("rewrite") {
+            return Ok(Rewrite::Keep);
+        }
+        match self.call("rewrite", &[json!(url).to_string()])? {
+            None => Ok(Rewrite::Keep),
+            Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
+            Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
+            Some(Value::String(s)) => Ok(Rewrite::To(s)),
+            Some(other) => Err(bad("rewrite", &other, "a URL or null")),
+        }
+    }
+
+    /// `item(item, page) -> item | null`: an item changed, or dropped. Not defined: keep.
+    pub fn item(
+        &self,
+        item: &serde_json::Map<String, Value>,
+        page: &PageView<'_>,
+    ) -> Result<ItemAnswer, ScriptError> {
+        if !self.defines("item") {
+            return Ok(ItemAnswer::Keep);
+        }
+        match self.call("item", &[Value::Object(item.clone()).to_string(), page.to_json()])? {
+            None => Ok(ItemAnswer::Keep),
+            Some(Value::Null | Value::Bool(false)) => Ok(ItemAnswer::Drop),
+            Some(Value::Object(o)) => Ok(ItemAnswer::Replace(o)),
+            Some(other) => Err(bad("item", &other, "an object or null")),
+        }
+    }
+
+    /// `extract(page) -> [items]`: items made from the page (an object is one item). `None`
+    /// when not defined.
+    pub fn extract(
+        &self,
+        page: &PageView<'_>,
+    ) -> Result<Option<Vec<serde_json::Map<String, Value>>>, ScriptError> {
+        if !self.defines("extract") {
+            return Ok(None);
+        }
+        let items = match self.call("extract", &[page.to_json()])? {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(o)) => vec![o],
+            Some(Value::Array(list)) => list
+                .into_iter()
+                .map(|v| match v {
+                    Value::Object(o) => Ok(o),
+                    other => Err(bad("extract", &other, "objects")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(bad("extract", &other, "an array of objects")),
+        };
+        Ok(Some(items))
+    }
+}
+
+fn bad(hook: &'static str, got: &Value, wanted: &'static str) -> ScriptError {
+    let mut got = got.to_string();
+    got.truncate(80);
+    ScriptError::BadAnswer { hook, got, wanted }
+}

@@ -1,0 +1,187 @@
+//! The hooks, and the sandbox around them: what a script may not reach, and what happens when
+//! it loops, recurses or allocates without end.
+
+use std::time::{Duration, Instant};
+
+use kumo_script::{ItemAnswer, Limits, PageView, Rewrite, Script, ScriptError};
+use serde_json::json;
+
+fn load(source: &str) -> Script {
+    Script::load("rules.js", source, Limits::default()).expect("the script loads")
+}
+
+fn page() -> PageView<'static> {
+    PageView {
+        url: "http://127.0.0.1/quote/1",
+        status: 200,
+        headers: vec![("Content-Type", "text/html")],
+        body: "<p>Hello</p>",
+    }
+}
+
+#[test]
+fn each_hook_is_called_with_plain_data_and_its_answer_checked() {
+    let s = load(
+        r#"
+        function allow(url, depth) { return !url.includes("/logout") && depth < 3; }
+        function priority(url, depth, referrer) { return url.includes("/author/") ? 9 : depth; }
+        function rewrite(url) { return url.replace(/[?&]sessionid=[^&]*/, ""); }
+        function item(item, page) {
+          if (item.author === "Albert Einstein") return null;
+          return { ...item, words: item.text.split(" ").length, from: page.url };
+        }
+        function extract(page) { return [{ status: page.status, type: page.headers["content-type"], len: page.body.length }]; }
+        "#,
+    );
+    assert_eq!(s.allow("http://a/x", 1), Ok(Some(true)));
+    assert_eq!(s.allow("http://a/logout", 1), Ok(Some(false)));
+    assert_eq!(s.priority("http://a/author/x", 2, Some("http://a/")), Ok(Some(9)));
+    assert_eq!(s.priority("http://a/page/2", 2, None), Ok(Some(2)));
+    assert_eq!(s.rewrite("http://a/p?sessionid=42"), Ok(Rewrite::To("http://a/p".into())));
+    assert_eq!(s.rewrite("http://a/p"), Ok(Rewrite::Keep));
+    let quote =
+        |author: &str| json!({ "text": "to be or not", "author": author }).as_object().unwrap().clone();
+    assert_eq!(s.item(&quote("Albert Einstein"), &page()), Ok(ItemAnswer::Drop));
+    let ItemAnswer::Replace(changed) = s.item(&quote("Jane Austen"), &page()).unwrap() else {
+        panic!("replaced")
+    };
+    assert_eq!(changed["words"], 4);
+    assert_eq!(changed["from"], "http://127.0.0.1/quote/1");
+    let items = s.extract(&page()).unwrap().unwrap();
+    assert_eq!(
+        items,
+        vec![json!({ "status": 200, "type": "text/html", "len": 12 }).as_object().unwrap().clone()]
+    );
+}
+
+#[test]
+fn hooks_left_out_change_nothing() {
+    let s = load("function priority(url) { return 1; }");
+    assert!(s.defines("priority") && !s.defines("allow"));
+    assert_eq!(s.allow("http://a/", 0), Ok(None));
+    assert_eq!(s.rewrite("http://a/"), Ok(Rewrite::Keep));
+    assert_eq!(s.extract(&page()), Ok(None));
+}
+
+#[test]
+fn a_bad_answer_is_an_error_naming_the_hook() {
+    let s = load("function allow() { return 'yes'; } function rewrite() { return 42; }");
+    assert!(matches!(s.allow("http://a/", 0), Err(ScriptError::BadAnswer { hook: "allow", .. })));
+    assert!(matches!(s.rewrite("http://a/"), Err(ScriptError::BadAnswer { hook: "rewrite", .. })));
+}
+
+#[test]
+fn a_load_error_names_the_file_line_and_column() {
+    let e = Script::load("rules.js", "function ok() {}\nlet x = ;\n", Limits::default()).unwrap_err();
+    let ScriptError::Load { file, line, message, .. } = &e else { panic!("{e:?}") };
+    assert_eq!((file.as_str(), *line), ("rules.js", 2), "{e}");
+    assert!(message.contains("SyntaxError"), "{e}");
+    let e = Script::load("rules.js", "\n\nnull.x;", Limits::default()).unwrap_err();
+    assert!(matches!(e, ScriptError::Load { line: 3, .. }), "a throw while loading: {e}");
+}
+
+#[test]
+fn nothing_of_the_machine_is_in_reach() {
+    let s = load(
+        r#"
+        function extract() {
+          return [{
+            require: typeof require, fetch: typeof fetch, std: typeof std, os: typeof os,
+            setTimeout: typeof setTimeout, date: typeof Date, performance: typeof performance,
+            eval: typeof eval, xhr: typeof XMLHttpRequest, process: typeof process,
+          }];
+        }
+        function rewrite(url) { return Function("return 1")() ? url : null; }
+        "#,
+    );
+    let seen = &s.extract(&page()).unwrap().unwrap()[0];
+    for (name, kind) in seen {
+        assert_eq!(kind, "undefined", "{name} is in reach");
+    }
+    let e = Script::load("rules.js", "import * as std from 'std';", Limits::default()).unwrap_err();
+    assert!(matches!(e, ScriptError::Load { .. }), "no modules: {e}");
+}
+
+#[test]
+fn a_call_leaves_no_global_for_the_next() {
+    let s =
+        load("function priority() { globalThis.seen = (globalThis.seen || 0) + 1; return globalThis.seen; }");
+    assert!(
+        matches!(s.priority("http://a/", 0, None), Err(ScriptError::Thrown { .. })),
+        "globals are frozen"
+    );
+}
+
+#[test]
+fn an_endless_loop_stops_at_its_budget_and_the_next_call_works() {
+    let limits = Limits { call: Duration::from_millis(50), ..Limits::default() };
+    let s = Script::load(
+        "rules.js",
+        "function rewrite(u) { if (u.includes('spin')) for (;;) {} return u + '#ok'; }",
+        limits,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let e = s.rewrite("http://a/spin").unwrap_err();
+    assert!(matches!(e, ScriptError::Timeout { hook: "rewrite", .. }), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_millis(150),
+        "within about 3× its budget: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.rewrite("http://a/x"), Ok(Rewrite::To("http://a/x#ok".into())));
+}
+
+#[test]
+fn a_builtin_that_runs_long_is_interrupted_too() {
+    let limits = Limits { call: Duration::from_millis(50), ..Limits::default() };
+    let s = Script::load(
+        "rules.js",
+        "function allow() { return Array.prototype.indexOf.call({ length: 4294967295 }, 1) < 0; }",
+        limits,
+    )
+    .unwrap();
+    let started = Instant::now();
+    assert!(matches!(s.allow("http://a/", 0), Err(ScriptError::Timeout { .. })));
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+}
+
+#[test]
+fn endless_recursion_and_allocation_fail_cleanly() {
+    let s = load(
+        r#"
+        function deep(n) { return deep(n + 1) + 1; }
+        function priority() { return deep(0); }
+        function extract() { const a = []; for (;;) a.push({ x: 1, s: "some text" }); }
+        function allow() { return true; }
+        "#,
+    );
+    let e = s.priority("http://a/", 0, None).unwrap_err();
+    assert!(matches!(&e, ScriptError::Thrown { message, .. } if message.contains("stack")), "{e}");
+    let e = s.extract(&page()).unwrap_err();
+    assert!(
+        matches!(e, ScriptError::OutOfMemory { hook: "extract", .. } | ScriptError::Timeout { .. }),
+        "{e}"
+    );
+    assert_eq!(s.allow("http://a/", 0), Ok(Some(true)), "the script goes on after");
+}
+
+#[test]
+fn a_huge_allocation_is_refused() {
+    let s = load("function extract() { return [{ n: 'x'.repeat(1 << 30).length }]; }");
+    let e = s.extract(&page()).unwrap_err();
+    assert!(matches!(e, ScriptError::OutOfMemory { .. } | ScriptError::Thrown { .. }), "{e}");
+}
+
+#[test]
+fn each_thread_runs_its_own_sandbox() {
+    let s = load("function priority(url, depth) { return depth * 2; }");
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || s.priority("http://a/", i, None).unwrap())
+        })
+        .collect();
+    let got: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(got, vec![Some(0), Some(2), Some(4), Some(6)]);
+}
