@@ -107,6 +107,9 @@ pub enum ErrorKind {
     /// A page read only in part: an unparseable link or base URL, an item missing a required
     /// field (an analyzer's issues; the page itself counts as fetched).
     Content,
+    /// A spider's script hook failed on the page (threw, ran past its budget or out of
+    /// memory, or answered what its hook cannot take); the page goes on without its answer.
+    Script,
     Other,
 }
 
@@ -137,6 +140,7 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Storage => "storage",
             ErrorKind::Content => "content",
+            ErrorKind::Script => "script",
             ErrorKind::Other => "other",
         }
     }

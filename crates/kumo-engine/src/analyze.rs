@@ -15,6 +15,8 @@ pub struct Analysis {
     pub items: Vec<Item>,
     /// Problems that did not stop the analysis (malformed markup, unparseable links).
     pub issues: Vec<String>,
+    /// A spider's script hooks that failed on the page (reported as `script` errors).
+    pub script_errors: Vec<String>,
 }
 
 /// Turns responses into requests and items. Called concurrently from several parser tasks.

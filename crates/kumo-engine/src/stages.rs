@@ -435,6 +435,9 @@ impl ParseStage {
         for issue in analysis.issues {
             self.report(module, resp, ErrorKind::Content, issue, &mut errors);
         }
+        for failure in analysis.script_errors {
+            self.report(module, resp, ErrorKind::Script, failure, &mut errors);
+        }
         if let Some(out) = outlinks {
             out.extend(analysis.requests.iter().map(|r| r.url.to_string()));
         }

@@ -47,6 +47,8 @@ pub struct ConfigSpider {
     pub next_page: Option<CompiledModel>,
     pub models: Vec<SiteModel>,
     pub priority: Priorities,
+    /// The site's JavaScript hooks (`script`), run sandboxed over each page's analysis.
+    pub script: Option<kumo_script::Script>,
 }
 
 impl ConfigSpider {
@@ -129,6 +131,9 @@ impl Analyzer for ConfigSpider {
                 let p = self.link_priority(url.as_str());
                 self.push(&mut out, resp, url, p);
             }
+        }
+        if let Some(script) = &self.script {
+            crate::scripted::apply(script, resp, &body, &mut out);
         }
         out
     }

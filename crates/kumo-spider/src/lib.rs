@@ -19,6 +19,7 @@ mod explain;
 mod rules;
 mod run;
 pub mod schedule;
+mod scripted;
 mod spider;
 
 pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};

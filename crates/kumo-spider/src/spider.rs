@@ -26,7 +26,7 @@ pub struct SpiderAnalyzer<S: ?Sized>(pub Arc<S>);
 impl<S: Spider + ?Sized> Analyzer for SpiderAnalyzer<S> {
     fn analyze(&self, response: &Response) -> Analysis {
         let (requests, items) = self.0.parse(response);
-        Analysis { requests, items, issues: Vec::new() }
+        Analysis { requests, items, ..Analysis::default() }
     }
 }
 

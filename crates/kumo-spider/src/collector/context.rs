@@ -20,7 +20,12 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn into_analysis(self) -> Analysis {
-        Analysis { requests: self.requests, items: self.items, issues: self.issues }
+        Analysis {
+            requests: self.requests,
+            items: self.items,
+            issues: self.issues,
+            script_errors: Vec::new(),
+        }
     }
 
     pub fn response(&self) -> &'a Response {

@@ -262,6 +262,7 @@ pub(super) fn site(
         processors.push((None, p.get_ref().clone()));
     }
 
+    let script = raw.script.map(|s| super::script::script(lines, &here("script"), s)).transpose()?;
     let spider = ConfigSpider {
         name: name.clone(),
         targets: rules(lines, &here("targets"), &raw.targets)?,
@@ -286,6 +287,7 @@ pub(super) fn site(
             next_page: raw.priority.next_page,
             follow: raw.priority.follow,
         },
+        script,
     };
 
     let auto_throttle = raw.auto_throttle.as_ref().map(|t| {

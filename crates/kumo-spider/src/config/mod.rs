@@ -33,6 +33,7 @@
 //! headers = { "x-api-key" = "…" }
 //! proxies = ["http://127.0.0.1:3128"]   # this host's requests go through one of these
 //!
+//! script = { file = "rules.js" }        # optional: JavaScript hooks, sandboxed (`config/script.rs`)
 //! render = { pages = ['/app/'], wait = "network-idle" }
 //!                                       # optional: these pages (or all: render = "browser")
 //!                                       # through headless Chromium (`config/render.rs`)
@@ -60,6 +61,7 @@ mod raw;
 mod render;
 mod revisit;
 mod schedule;
+mod script;
 
 use std::path::{Path, PathBuf};
 

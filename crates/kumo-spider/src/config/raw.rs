@@ -84,6 +84,8 @@ pub(super) struct RawSite {
     pub revisit: Option<Spanned<super::revisit::RawRevisit>>,
     /// Pages fetched through a headless browser: `"browser"` or a table of settings.
     pub render: Option<Spanned<super::render::RawRender>>,
+    /// JavaScript hooks, run sandboxed.
+    pub script: Option<Spanned<super::script::RawScript>>,
 }
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and

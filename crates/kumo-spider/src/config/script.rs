@@ -1,0 +1,59 @@
+//! `script`: a site's JavaScript hooks, run sandboxed (`kumo-script`).
+//!
+//! ```toml
+//! [[site]]
+//! script = { file = "rules.js" }          # beside the spider file; or source = """…"""
+//! # optional: each call's budget and the script's heap (defaults 20 ms, 16 MiB)
+//! script = { file = "rules.js", call_ms = 50, memory_mb = 32 }
+//! ```
+//!
+//! Hooks, each optional: `allow(url, depth) -> bool`, `priority(url, depth, referrer) -> number`,
+//! `rewrite(url) -> url | null`, `item(item, page) -> item | null`, `extract(page) -> [items]`,
+//! where `page` is `{url, status, headers, body}`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kumo_script::{Limits, Script};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{Lines, SpiderConfigError};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScript {
+    pub file: Option<String>,
+    pub source: Option<String>,
+    pub call_ms: Option<u64>,
+    pub memory_mb: Option<usize>,
+}
+
+/// Loads a site's script: a mistake in it is an error at its own file, line and column.
+pub(super) fn script(lines: &Lines, at: &str, raw: Spanned<RawScript>) -> Result<Script, SpiderConfigError> {
+    let offset = raw.span().start;
+    let raw = raw.into_inner();
+    let error = |message: String| lines.error(offset, at.to_string(), message);
+    let (name, source) = match (raw.file, raw.source) {
+        (Some(file), None) => {
+            // Beside the spider file, as its author sees them.
+            let path = Path::new(lines.file).parent().unwrap_or(Path::new("")).join(&file);
+            let source = std::fs::read_to_string(&path)
+                .map_err(|e| error(format!("cannot read the script {}: {e}", path.display())))?;
+            (path.display().to_string(), source)
+        }
+        (None, Some(source)) => (format!("{} (script)", lines.file), source),
+        _ => {
+            return Err(error(
+                "give the script as `file = \"…\"` or `source = \"\"\"…\"\"\"`, one of them".into(),
+            ));
+        }
+    };
+    let defaults = Limits::default();
+    let limits = Limits {
+        call: raw.call_ms.map_or(defaults.call, |ms| Duration::from_millis(ms.max(1))),
+        memory: raw.memory_mb.map_or(defaults.memory, |mb| mb.max(1) << 20),
+        ..defaults
+    };
+    Script::load(&name, &source, limits).map_err(|e| error(e.to_string()))
+}

@@ -1,0 +1,79 @@
+//! A site's script hooks over one page's analysis: `extract` adds items, `item` changes or
+//! drops each, and `rewrite`, `allow` and `priority` act on each link before the engine checks
+//! its scope and fingerprint (so de-duplication sees the rewritten URL). A call that fails is
+//! a `script` error for the page, and what it would have decided stays as it was.
+
+use kumo_core::{Item, Response, Url};
+use kumo_engine::Analysis;
+use kumo_script::{ItemAnswer, PageView, Rewrite, Script};
+
+/// What the items a script's `extract` makes are tagged (`_model`).
+pub const SCRIPT_MODEL: &str = "script";
+
+pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Analysis) {
+    let headers: Vec<(&str, &str)> =
+        resp.headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
+    let page = PageView { url: resp.url.as_str(), status: resp.status.as_u16(), headers, body };
+    let mut failed = Vec::new();
+    let mut note = |e: kumo_script::ScriptError| failed.push(format!("{}: {e}", resp.url));
+
+    match script.extract(&page) {
+        Ok(Some(made)) => {
+            for fields in made {
+                let mut item = Item::new().with("_model", SCRIPT_MODEL);
+                item.0.extend(fields);
+                out.items.push(item);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => note(e),
+    }
+    if script.defines("item") {
+        let items = std::mem::take(&mut out.items);
+        for item in items {
+            match script.item(&item.0, &page) {
+                Ok(ItemAnswer::Keep) => out.items.push(item),
+                Ok(ItemAnswer::Drop) => {}
+                Ok(ItemAnswer::Replace(fields)) => out.items.push(Item(fields)),
+                Err(e) => {
+                    note(e);
+                    out.items.push(item);
+                }
+            }
+        }
+    }
+    if ["rewrite", "allow", "priority"].iter().any(|h| script.defines(h)) {
+        let referrer = resp.url.as_str();
+        let requests = std::mem::take(&mut out.requests);
+        for mut req in requests {
+            match script.rewrite(req.url.as_str()) {
+                Ok(Rewrite::Keep) => {}
+                Ok(Rewrite::Drop) => continue,
+                Ok(Rewrite::To(to)) => match Url::parse(&to) {
+                    Ok(url) => req.url = url,
+                    Err(_) => {
+                        note(kumo_script::ScriptError::BadAnswer {
+                            hook: "rewrite",
+                            got: to,
+                            wanted: "a URL",
+                        });
+                        continue;
+                    }
+                },
+                Err(e) => note(e),
+            }
+            match script.allow(req.url.as_str(), req.depth) {
+                Ok(Some(false)) => continue,
+                Ok(_) => {}
+                Err(e) => note(e),
+            }
+            match script.priority(req.url.as_str(), req.depth, Some(referrer)) {
+                Ok(Some(p)) => req.priority = p.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+                Ok(None) => {}
+                Err(e) => note(e),
+            }
+            out.requests.push(req);
+        }
+    }
+    out.script_errors.extend(failed);
+}

@@ -1,0 +1,146 @@
+//! A spider file's JavaScript hooks on the quotes site (`testdata/quotes-site`), checked
+//! against the same crawl without them; and a hook that never ends, which fails its calls
+//! while the crawl goes on.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kumo_testsite::{ServerBuilder, TestServer};
+use serde_json::Value;
+
+fn testdata() -> PathBuf {
+    std::env::var_os("KUMO_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"))
+}
+
+async fn quotes_site() -> TestServer {
+    ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap()
+}
+
+/// A spider of the quotes site's quotes, one request at a time, with `script` (a TOML
+/// table) if given.
+fn spider(seed: &str, script: Option<&str>) -> String {
+    let script = script.map(|s| format!("script = {s}\n")).unwrap_or_default();
+    format!(
+        r#"
+[[site]]
+name = "quotes"
+seeds = ["{seed}"]
+concurrency = 1
+per_host = 1
+targets = ['^https?://[^/]+/$', '/page/\d+/$', '/tag/']
+sources = ['/author/']
+follow = {{ deny = ['/login'] }}
+next_page = "li.next > a"
+output = {{ jsonl = "quotes.jsonl" }}
+{script}
+[[site.model]]
+name = "quote"
+root = {{ css = "div.quote" }}
+fields = [
+  {{ name = "text", css = "span.text", required = true }},
+  {{ name = "author", css = "small.author", required = true }},
+  {{ name = "tags", css = "a.tag", list = true }},
+]
+processors = [{{ dedup = ["text"] }}]
+"#
+    )
+}
+
+/// Crawls with `spider` in a fresh folder (the script file beside it, if given); the items
+/// by their text, the paths the site was asked for, and the command's standard error.
+async fn crawl(
+    server: &TestServer,
+    spider: String,
+    rules: Option<&str>,
+) -> (BTreeMap<String, Value>, Vec<String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("quotes.toml"), spider).unwrap();
+    if let Some(rules) = rules {
+        std::fs::write(dir.path().join("rules.js"), rules).unwrap();
+    }
+    let before = server.hits().len();
+    let out = common::kumo_in(dir.path(), &["crawl", "quotes.toml", "--no-progress", "--memory"]).await;
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let items = std::fs::read_to_string(dir.path().join("quotes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| (v["text"].as_str().unwrap_or_default().to_string(), v))
+        .collect();
+    let asked = server.hits()[before..].iter().map(|h| h.target.clone()).collect();
+    (items, asked, err)
+}
+
+const RULES: &str = r#"
+// Tag pages repeat the numbered pages' quotes: not followed.
+function rewrite(url) { return url.includes("/tag/") ? null : url.replace(/\?.*$/, ""); }
+function allow(url, depth) { return depth <= 12; }
+// Author pages before everything else.
+function priority(url, depth, referrer) { return url.includes("/author/") ? 50 : undefined; }
+function item(item, page) {
+  if (item.author === "Albert Einstein") return null;
+  return { ...item, words: item.text.split(" ").length, signed: item.author + " (" + item.tags.length + " tags)" };
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_hook_acts_on_the_crawl() {
+    let server = quotes_site().await;
+    let seed = server.url("/");
+    let (plain, _, _) = crawl(&server, spider(&seed, None), None).await;
+    assert_eq!(plain.len(), 100, "the site's 100 quotes");
+
+    let (scripted, asked, err) =
+        crawl(&server, spider(&seed, Some(r#"{ file = "rules.js" }"#)), Some(RULES)).await;
+    let expected: BTreeMap<_, _> = plain.iter().filter(|(_, v)| v["author"] != "Albert Einstein").collect();
+    assert!(expected.len() < 100, "Einstein has quotes");
+    assert_eq!(
+        scripted.keys().collect::<Vec<_>>(),
+        expected.keys().copied().collect::<Vec<_>>(),
+        "every quote but Einstein's"
+    );
+    for (text, item) in &scripted {
+        let words = text.split(' ').count();
+        assert_eq!(item["words"], words, "{item}");
+        let tags = item["tags"].as_array().map_or(0, Vec::len);
+        assert_eq!(item["signed"], format!("{} ({tags} tags)", item["author"].as_str().unwrap()), "{item}");
+    }
+    assert!(asked.iter().all(|p| !p.starts_with("/tag/")), "rewrite dropped every tag link: {asked:?}");
+    // One request at a time: after the start page, the authors it links to go first.
+    let next = asked.iter().find(|p| *p != "/robots.txt" && *p != "/").unwrap();
+    assert!(next.starts_with("/author/"), "priority put author pages first: {asked:?}");
+    assert!(!err.contains("script"), "no hook failed: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_never_ends_fails_its_calls_and_the_crawl_goes_on() {
+    let server = quotes_site().await;
+    let seed = server.url("/");
+    let rules = r#"function item(item) { if (item.author === "Jane Austen") for (;;) {} return { ...item, ok: true }; }"#;
+    let script = format!("{{ source = '''{rules}''', call_ms = 20 }}");
+    let (items, _, err) = crawl(&server, spider(&seed, Some(&script)), None).await;
+    assert_eq!(items.len(), 100, "every quote is written: {err}");
+    let austen: Vec<_> = items.values().filter(|v| v["author"] == "Jane Austen").collect();
+    assert!(!austen.is_empty());
+    assert!(austen.iter().all(|v| v.get("ok").is_none()), "a failed call leaves its item as it was");
+    assert!(items.values().filter(|v| v["author"] != "Jane Austen").all(|v| v["ok"] == true));
+    assert!(err.contains("parser:script"), "the summary counts the failures: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_error_is_refused_at_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let spider = spider("http://127.0.0.1:9/", Some(r#"{ file = "rules.js" }"#));
+    std::fs::write(dir.path().join("quotes.toml"), spider).unwrap();
+    std::fs::write(dir.path().join("rules.js"), "function item(i) {\n  return i +;\n}\n").unwrap();
+    let out = common::kumo_in(dir.path(), &["crawl", "quotes.toml", "--no-progress", "--memory"]).await;
+    assert_eq!(common::code(&out), Some(2), "{}", common::stderr(&out));
+    let err = common::stderr(&out);
+    assert!(err.contains("rules.js:2:") && err.contains("SyntaxError"), "{err}");
+    assert!(err.contains("script"), "{err}");
+}
