@@ -617,6 +617,11 @@ pub struct BenchArgs {
     /// beside the plain crawl's, and the browser's peak memory.
     #[arg(long)]
     pub render: bool,
+    /// Then measure a spider's JavaScript hooks: the same crawl in memory by a spider with a
+    /// product model, without and with a priority hook on every link and an item hook on every
+    /// item, three times each, alternately.
+    #[arg(long)]
+    pub script: bool,
 }
 
 #[derive(Args, Debug, Clone)]

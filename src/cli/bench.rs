@@ -130,6 +130,10 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         true => Some(super::bench_warc::compare(&cfg_compared).await?),
         false => None,
     };
+    let scripting = match a.script {
+        true => Some(super::bench_script::compare(&cfg_compared).await?),
+        false => None,
+    };
     let rendering = match a.render {
         true => Some(render_lines(&cfg_compared, base, &summary).await?),
         false => None,
@@ -165,7 +169,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
         );
     }
-    for lines in watching.iter().chain(&archiving).chain(&rendering) {
+    for lines in watching.iter().chain(&archiving).chain(&scripting).chain(&rendering) {
         println!("{lines}");
     }
     if a.json {

@@ -17,6 +17,7 @@ mod bench_listen;
 mod bench_pairs;
 #[cfg(feature = "browser")]
 mod bench_render;
+mod bench_script;
 mod bench_warc;
 mod crawl;
 mod demo;

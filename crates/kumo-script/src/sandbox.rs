@@ -88,12 +88,12 @@ impl Sandbox {
         self.context.with(|ctx| ctx.globals().get::<_, Value>(hook).is_ok_and(|v| v.is_function()))
     }
 
-    /// Calls `hook` with `args` (JSON values) under the call budget; its answer as JSON
-    /// (`None` for `undefined`).
+    /// Calls `hook` with `args` under the call budget; its answer as JSON (`None` for
+    /// `undefined`).
     pub fn call(
         &self,
         hook: &'static str,
-        args: &[String],
+        args: &[Arg<'_>],
     ) -> Result<Option<serde_json::Value>, ScriptError> {
         self.arm(self.limits.call);
         let result = self.context.with(|ctx| self.call_in(&ctx, hook, args));
@@ -113,18 +113,43 @@ impl Sandbox {
         &self,
         ctx: &Ctx<'js>,
         hook: &str,
-        args: &[String],
+        args: &[Arg<'_>],
     ) -> Result<Option<serde_json::Value>, Failure> {
         let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
         let f: Function = ctx.globals().get(hook).catch(ctx).map_err(thrown)?;
         let mut call = Args::new(ctx.clone(), args.len());
         for a in args {
-            let v = ctx.json_parse(a.as_str()).catch(ctx).map_err(thrown)?;
-            call.push_arg(v).catch(ctx).map_err(thrown)?;
+            // Strings and numbers as they are (most calls pass a URL and a depth); only
+            // objects go through JSON.
+            let pushed = match a {
+                Arg::Str(s) => call.push_arg(*s),
+                Arg::Num(n) => call.push_arg(*n),
+                Arg::Null => call.push_arg(Value::new_null(ctx.clone())),
+                Arg::Json(text) => match ctx.json_parse(text.as_str()) {
+                    Ok(v) => call.push_arg(v),
+                    Err(e) => Err(e),
+                },
+            };
+            pushed.catch(ctx).map_err(thrown)?;
         }
         let answer: Value = f.call_arg(call).catch(ctx).map_err(thrown)?;
         if answer.is_undefined() {
             return Ok(None);
+        }
+        if answer.is_null() {
+            return Ok(Some(serde_json::Value::Null));
+        }
+        if let Some(b) = answer.as_bool() {
+            return Ok(Some(serde_json::Value::Bool(b)));
+        }
+        if let Some(n) = answer.as_number() {
+            return Ok(Some(
+                serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number),
+            ));
+        }
+        if let Some(s) = answer.as_string() {
+            let s = s.to_string().map_err(|e| Failure::NotJson(e.to_string()))?;
+            return Ok(Some(serde_json::Value::String(s)));
         }
         let text = ctx.json_stringify(answer).catch(ctx).map_err(thrown)?;
         match text {
@@ -135,6 +160,15 @@ impl Sandbox {
             }
         }
     }
+}
+
+/// One argument of a call.
+pub(crate) enum Arg<'a> {
+    Str(&'a str),
+    Num(f64),
+    Null,
+    /// An object or array, as JSON text.
+    Json(String),
 }
 
 /// Why a call failed, before it is named for its hook.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Arg, Sandbox};
 use crate::{Limits, ScriptError};
 
 /// The functions a script may define; each is optional.
@@ -95,7 +95,7 @@ impl Script {
     }
 
     /// Calls `hook` on this thread's sandbox (made now if this thread has none).
-    fn call(&self, hook: &'static str, args: &[String]) -> Result<Option<Value>, ScriptError> {
+    fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
         SANDBOXES.with(|s| {
             let mut s = s.borrow_mut();
             let sandbox = match s.entry(self.id) {
@@ -118,7 +118,7 @@ impl Script {
         if !self.defines("allow") {
             return Ok(None);
         }
-        match self.call("allow", &[json!(url).to_string(), depth.to_string()])? {
+        match self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])? {
             None => Ok(Some(true)),
             Some(Value::Bool(b)) => Ok(Some(b)),
             Some(other) => Err(bad("allow", &other, "true or false")),
@@ -136,9 +136,10 @@ impl Script {
         if !self.defines("priority") {
             return Ok(None);
         }
-        match self
-            .call("priority", &[json!(url).to_string(), depth.to_string(), json!(referrer).to_string()])?
-        {
+        match self.call(
+            "priority",
+            &[Arg::Str(url), Arg::Num(f64::from(depth)), referrer.map_or(Arg::Null, Arg::Str)],
+        )? {
             None => Ok(None),
             Some(Value::Number(n)) => n
                 .as_f64()
@@ -153,7 +154,7 @@ impl Script {
         if !self.defines("rewrite") {
             return Ok(Rewrite::Keep);
         }
-        match self.call("rewrite", &[json!(url).to_string()])? {
+        match self.call("rewrite", &[Arg::Str(url)])? {
             None => Ok(Rewrite::Keep),
             Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
             Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
@@ -171,7 +172,9 @@ impl Script {
         if !self.defines("item") {
             return Ok(ItemAnswer::Keep);
         }
-        match self.call("item", &[Value::Object(item.clone()).to_string(), page.to_json()])? {
+        match self
+            .call("item", &[Arg::Json(Value::Object(item.clone()).to_string()), Arg::Json(page.to_json())])?
+        {
             None => Ok(ItemAnswer::Keep),
             Some(Value::Null | Value::Bool(false)) => Ok(ItemAnswer::Drop),
             Some(Value::Object(o)) => Ok(ItemAnswer::Replace(o)),
@@ -188,7 +191,7 @@ impl Script {
         if !self.defines("extract") {
             return Ok(None);
         }
-        let items = match self.call("extract", &[page.to_json()])? {
+        let items = match self.call("extract", &[Arg::Json(page.to_json())])? {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(o)) => vec![o],
             Some(Value::Array(list)) => list
