@@ -16,6 +16,9 @@ pub enum ScriptError {
     /// A call threw (a stack overflow included).
     #[error("script: {hook} threw: {message}")]
     Thrown { hook: &'static str, message: String },
+    /// So many calls failed in a row that the script is off for the rest of the crawl.
+    #[error("script: {failures} calls failed in a row; the script is turned off for the rest of the crawl")]
+    Disabled { failures: u32 },
     /// A call answered with something its hook cannot take.
     #[error("script: {hook} returned {got}, not {wanted}")]
     BadAnswer { hook: &'static str, got: String, wanted: &'static str },
@@ -25,7 +28,7 @@ impl ScriptError {
     /// The hook whose call failed (none for a load error).
     pub fn hook(&self) -> Option<&'static str> {
         match self {
-            ScriptError::Load { .. } => None,
+            ScriptError::Load { .. } | ScriptError::Disabled { .. } => None,
             ScriptError::Timeout { hook, .. }
             | ScriptError::OutOfMemory { hook, .. }
             | ScriptError::Thrown { hook, .. }

@@ -11,4 +11,4 @@ mod script;
 
 pub use error::ScriptError;
 pub use limits::Limits;
-pub use script::{HOOKS, ItemAnswer, MAX_BODY, PageView, Rewrite, Script};
+pub use script::{FAILURES_TO_DISABLE, HOOKS, ItemAnswer, MAX_BODY, PageView, Rewrite, Script};

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::function::Args;
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Runtime, Value};
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Runtime, Value};
 
-use crate::{Limits, ScriptError};
+use crate::{Limits, MAX_BODY, PageView, ScriptError};
 
 /// What a script's context is built with; anything else does not exist for it.
 type Intrinsics =
@@ -129,6 +129,10 @@ impl Sandbox {
                     Ok(v) => call.push_arg(v),
                     Err(e) => Err(e),
                 },
+                Arg::Page(page) => match page_object(ctx, page) {
+                    Ok(v) => call.push_arg(v),
+                    Err(e) => Err(e),
+                },
             };
             pushed.catch(ctx).map_err(thrown)?;
         }
@@ -169,6 +173,27 @@ pub(crate) enum Arg<'a> {
     Null,
     /// An object or array, as JSON text.
     Json(String),
+    /// A page, made into an object field by field (its body as a string: escaping it as JSON
+    /// and parsing it again cost more than the rest of a call).
+    Page(&'a PageView<'a>),
+}
+
+/// `{url, status, headers, body}` of `page`, the body cut at [`MAX_BODY`].
+fn page_object<'js>(ctx: &Ctx<'js>, page: &PageView<'_>) -> rquickjs::Result<Object<'js>> {
+    let o = Object::new(ctx.clone())?;
+    o.set("url", page.url)?;
+    o.set("status", page.status)?;
+    let headers = Object::new(ctx.clone())?;
+    for (name, value) in &page.headers {
+        headers.set(name.to_ascii_lowercase(), *value)?;
+    }
+    o.set("headers", headers)?;
+    let mut end = page.body.len().min(MAX_BODY);
+    while !page.body.is_char_boundary(end) {
+        end -= 1;
+    }
+    o.set("body", &page.body[..end])?;
+    Ok(o)
 }
 
 /// Why a call failed, before it is named for its hook.

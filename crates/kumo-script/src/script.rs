@@ -5,8 +5,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::sandbox::{Arg, Sandbox};
 use crate::{Limits, ScriptError};
@@ -16,6 +17,10 @@ pub const HOOKS: [&str; 5] = ["allow", "priority", "rewrite", "item", "extract"]
 
 /// The most body text a page hands a script (longer bodies are cut).
 pub const MAX_BODY: usize = 1 << 20;
+
+/// Failed calls in a row after which a script is turned off for the rest of the crawl: a
+/// script broken for every page would otherwise cost each page its whole budget.
+pub const FAILURES_TO_DISABLE: u32 = 50;
 
 thread_local! {
     /// This thread's sandboxes, by script.
@@ -30,6 +35,8 @@ pub struct Script {
     file: Arc<str>,
     limits: Limits,
     defines: [bool; HOOKS.len()],
+    /// Calls failed in a row, across threads; past [`FAILURES_TO_DISABLE`], no hook is called.
+    failing: Arc<AtomicU32>,
 }
 
 /// What `rewrite` made of a URL.
@@ -59,19 +66,6 @@ pub struct PageView<'a> {
     pub body: &'a str,
 }
 
-impl PageView<'_> {
-    fn to_json(&self) -> String {
-        let mut body_end = self.body.len().min(MAX_BODY);
-        while !self.body.is_char_boundary(body_end) {
-            body_end -= 1;
-        }
-        let headers: serde_json::Map<String, Value> =
-            self.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), Value::from(*v))).collect();
-        json!({ "url": self.url, "status": self.status, "headers": headers, "body": &self.body[..body_end] })
-            .to_string()
-    }
-}
-
 impl Script {
     /// Loads `source`, named `file` in errors: it is run once here, so a mistake in it is
     /// an error now, with its line and column.
@@ -81,12 +75,18 @@ impl Script {
         let key = format!("{file}\u{0}{source}\u{0}{limits:?}");
         let id = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
         SANDBOXES.with(|s| s.borrow_mut().insert(id, sandbox));
-        Ok(Script { id, source: source.into(), file: file.into(), limits, defines })
+        let failing = Arc::new(AtomicU32::new(0));
+        Ok(Script { id, source: source.into(), file: file.into(), limits, defines, failing })
     }
 
-    /// Whether the script defines `hook` (one of [`HOOKS`]).
+    /// Whether the script defines `hook` (one of [`HOOKS`]) and is still on.
     pub fn defines(&self, hook: &str) -> bool {
-        HOOKS.iter().position(|h| *h == hook).is_some_and(|i| self.defines[i])
+        !self.disabled() && HOOKS.iter().position(|h| *h == hook).is_some_and(|i| self.defines[i])
+    }
+
+    /// Whether so many calls failed in a row that the script was turned off.
+    pub fn disabled(&self) -> bool {
+        self.failing.load(Ordering::Relaxed) >= FAILURES_TO_DISABLE
     }
 
     /// The file name errors give.
@@ -108,6 +108,14 @@ impl Script {
             if matches!(answer, Err(ScriptError::OutOfMemory { .. })) {
                 // A runtime that hit its limit is not trusted again: the next call makes another.
                 s.remove(&self.id);
+            }
+            match &answer {
+                Ok(_) => self.failing.store(0, Ordering::Relaxed),
+                Err(_) => {
+                    if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
+                        return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });
+                    }
+                }
             }
             answer
         })
@@ -172,9 +180,7 @@ impl Script {
         if !self.defines("item") {
             return Ok(ItemAnswer::Keep);
         }
-        match self
-            .call("item", &[Arg::Json(Value::Object(item.clone()).to_string()), Arg::Json(page.to_json())])?
-        {
+        match self.call("item", &[Arg::Json(Value::Object(item.clone()).to_string()), Arg::Page(page)])? {
             None => Ok(ItemAnswer::Keep),
             Some(Value::Null | Value::Bool(false)) => Ok(ItemAnswer::Drop),
             Some(Value::Object(o)) => Ok(ItemAnswer::Replace(o)),
@@ -191,7 +197,7 @@ impl Script {
         if !self.defines("extract") {
             return Ok(None);
         }
-        let items = match self.call("extract", &[Arg::Json(page.to_json())])? {
+        let items = match self.call("extract", &[Arg::Page(page)])? {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Object(o)) => vec![o],
             Some(Value::Array(list)) => list

@@ -185,3 +185,19 @@ fn each_thread_runs_its_own_sandbox() {
     let got: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(got, vec![Some(0), Some(2), Some(4), Some(6)]);
 }
+
+#[test]
+fn a_script_that_keeps_failing_is_turned_off() {
+    let s = load("function allow(url) { if (url.includes('bad')) throw new Error('no'); return true; }");
+    for _ in 0..10 {
+        assert!(s.allow("http://a/bad", 0).is_err());
+    }
+    assert_eq!(s.allow("http://a/good", 0), Ok(Some(true)), "a success resets the count");
+    let mut last = None;
+    for _ in 0..kumo_script::FAILURES_TO_DISABLE {
+        last = Some(s.allow("http://a/bad", 0));
+    }
+    assert!(matches!(last, Some(Err(ScriptError::Disabled { .. }))), "{last:?}");
+    assert!(s.disabled());
+    assert_eq!(s.allow("http://a/bad", 0), Ok(None), "off: as if it defined nothing");
+}
