@@ -148,9 +148,12 @@ async fn a_killed_crawl_leaves_no_browser_and_its_resume_completes() {
     assert!(out.status.success(), "{}", common::stderr(&out));
     let found: BTreeSet<String> =
         records(&cwd.path().join("out.jsonl"), &server).into_iter().map(|(p, _, _)| p).collect();
-    // Read at `load`, the late page has not fetched its link yet.
+    // Read at `load`, the late page has most likely not fetched its link yet (it asks 200 ms
+    // after): that page may or may not be found.
     let mut expected = truth.rendered_pages.clone();
     expected.remove(FROM_FETCH);
+    let mut found = found;
+    found.remove(FROM_FETCH);
     assert_eq!(found, expected, "the resumed crawl completes");
     assert!(browser_groups(tmp.path()).is_empty(), "no browser outlives the crawl");
 }

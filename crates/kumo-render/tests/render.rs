@@ -62,22 +62,15 @@ async fn links_written_by_scripts_are_in_the_rendered_dom() {
 async fn a_selector_wait_sees_content_fetched_after_load() {
     let server = site().await;
     let via = downloader();
-    let on_load = renderer(RenderConfig::default());
-    let page = on_load.render(get(&server, LATE), &via).await.expect("rendered");
-    assert!(!body(&page).contains(FROM_FETCH), "at load the late link is not there yet");
-    on_load.close().await;
-
+    // (Read at `load`, the page would not have its late link yet: it asks for it 200 ms
+    // after. Not asserted: a loaded machine may take that long to read a DOM.)
     let wait = Wait::Selector("body[data-ready]".into());
     let r = renderer(RenderConfig { wait, page_timeout: Duration::from_secs(10), ..RenderConfig::default() });
     let started = std::time::Instant::now();
     let page = r.render(get(&server, LATE), &via).await.expect("rendered");
     assert!(body(&page).contains(&format!("href=\"{FROM_FETCH}\"")), "{}", body(&page));
     assert!(started.elapsed() < Duration::from_secs(10));
-    assert_eq!(
-        hits_of(&server, "/js/data.json"),
-        1,
-        "fetched once (the first tab closed at load, before it asked)"
-    );
+    assert_eq!(hits_of(&server, "/js/data.json"), 1, "fetched once");
     r.close().await;
 }
 

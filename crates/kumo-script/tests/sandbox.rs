@@ -124,11 +124,8 @@ fn an_endless_loop_stops_at_its_budget_and_the_next_call_works() {
     let started = Instant::now();
     let e = s.rewrite("http://a/spin").unwrap_err();
     assert!(matches!(e, ScriptError::Timeout { hook: "rewrite", .. }), "{e}");
-    assert!(
-        started.elapsed() < Duration::from_millis(150),
-        "within about 3× its budget: {:?}",
-        started.elapsed()
-    );
+    // About its budget on an idle machine; the bound leaves room for a loaded CI one.
+    assert!(started.elapsed() < Duration::from_secs(1), "cut near its budget: {:?}", started.elapsed());
     assert_eq!(s.rewrite("http://a/x"), Ok(Rewrite::To("http://a/x#ok".into())));
 }
 
