@@ -144,3 +144,35 @@ async fn a_script_error_is_refused_at_its_own_line() {
     assert!(err.contains("rules.js:2:") && err.contains("SyntaxError"), "{err}");
     assert!(err.contains("script"), "{err}");
 }
+
+/// `kumo parse --spider FILE URL` shows what the hooks leave of one page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parse_shows_what_the_hooks_made_of_a_page() {
+    let server = quotes_site().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("quotes.toml"),
+        spider(&server.url("/"), Some(r#"{ file = "rules.js" }"#)),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("rules.js"), RULES).unwrap();
+    let out =
+        common::kumo_in(dir.path(), &["parse", "--spider", "quotes.toml", &server.url("/"), "--json"]).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let script = &report["script"];
+    assert_eq!(script["hooks"], serde_json::json!(["allow", "priority", "rewrite", "item"]));
+    let items = script["items"].as_array().unwrap();
+    assert!(
+        !items.is_empty() && items.iter().all(|i| i["author"] != "Albert Einstein" && i["words"].is_number())
+    );
+    let requests = script["requests"].as_array().unwrap();
+    assert!(requests.iter().all(|r| !r["url"].as_str().unwrap().contains("/tag/")), "{requests:?}");
+    assert!(requests.iter().any(|r| r["url"].as_str().unwrap().contains("/author/") && r["priority"] == 50));
+    let text = common::kumo_in(dir.path(), &["parse", "--spider", "quotes.toml", &server.url("/")]).await;
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.contains("hooks: allow, priority, rewrite, item") && text.contains("requests after the script"),
+        "{text}"
+    );
+}

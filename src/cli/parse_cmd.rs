@@ -1,6 +1,7 @@
 //! `kumo parse URL --spider FILE`: fetches one page and shows what a configured site does
 //! with it: the rules that match, what each model extracts, the links it would follow (with
-//! their priorities) and the dig requests (Scrapy's `parse`).
+//! their priorities) and the dig requests (Scrapy's `parse`), and with a script, the items and
+//! requests its hooks leave.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -102,6 +103,16 @@ fn human(r: &PageReport) -> Result<String> {
     let followed = r.links.iter().filter(|l| l.priority.is_some()).count();
     links(&mut o, &format!("links ({followed} of {} followed)", r.links.len()), &r.links)?;
     links(&mut o, "dig requests", &r.dig)?;
+    if let Some(sr) = &r.script {
+        writeln!(o, "\nscript {} (hooks: {}): {} items", sr.file, sr.hooks.join(", "), sr.items.len())?;
+        for item in &sr.items {
+            writeln!(o, "  {}", serde_json::to_string(item)?)?;
+        }
+        for e in &sr.errors {
+            writeln!(o, "  failed: {e}")?;
+        }
+        links(&mut o, &format!("requests after the script ({})", sr.requests.len()), &sr.requests)?;
+    }
     Ok(o)
 }
 

@@ -24,6 +24,24 @@ pub struct PageReport {
     pub links: Vec<LinkReport>,
     /// Requests from `dig` fields.
     pub dig: Vec<LinkReport>,
+    /// With a `script`: what the page's analysis is after its hooks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<ScriptReport>,
+}
+
+/// What a site's script hooks made of a page's analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScriptReport {
+    pub file: String,
+    /// The hooks the script defines.
+    pub hooks: Vec<&'static str>,
+    /// The page's items after `extract` and `item` (with every model's).
+    pub items: Vec<Item>,
+    /// The requests after `rewrite`, `allow` and `priority` (the rules' links and the next
+    /// page; dig requests included), rule `script`.
+    pub requests: Vec<LinkReport>,
+    /// Calls that failed.
+    pub errors: Vec<String>,
 }
 
 /// Which of the site's URL rules match the page itself.
@@ -106,6 +124,7 @@ impl ConfigSpider {
             next_page: Vec::new(),
             links: Vec::new(),
             dig: Vec::new(),
+            script: None,
         };
         if !analyzed {
             return report;
@@ -157,6 +176,25 @@ impl ConfigSpider {
                 let (rule, priority) = self.link_rule(url.as_str());
                 report.links.push(LinkReport { url: url.to_string(), rule, priority });
             }
+        }
+        if let Some(script) = &self.script {
+            // The analysis itself, hooks applied: what the crawl would do with the page.
+            let analysis = kumo_engine::Analyzer::analyze(self, resp);
+            report.script = Some(ScriptReport {
+                file: script.file().to_string(),
+                hooks: kumo_script::HOOKS.into_iter().filter(|h| script.defines(h)).collect(),
+                items: analysis.items,
+                requests: analysis
+                    .requests
+                    .iter()
+                    .map(|r| LinkReport {
+                        url: r.url.to_string(),
+                        rule: "script",
+                        priority: Some(r.priority),
+                    })
+                    .collect(),
+                errors: analysis.script_errors,
+            });
         }
         report
     }

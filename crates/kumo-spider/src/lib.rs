@@ -27,7 +27,7 @@ pub use config::{
     LoadError, LoadOptions, OutputSpec, PostgresOutput, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile,
 };
 pub use configured::{ConfigSpider, Priorities, SiteModel};
-pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches};
+pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches, ScriptReport};
 pub use rules::UrlRules;
 pub use run::{
     OnEngine, SiteJob, SiteRun, SiteState, StopSignal, open_sinks, run_site, run_site_in, run_sites,
