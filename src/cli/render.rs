@@ -67,11 +67,10 @@ impl RenderArgs {
     }
 
     fn config(&self) -> RenderConfig {
-        let wait = match self.render_wait.as_str() {
-            "load" => Wait::Load,
-            "network-idle" => Wait::NetworkIdle,
-            selector => Wait::Selector(selector.strip_prefix("selector:").unwrap_or(selector).to_string()),
-        };
+        let wait = Wait::named(&self.render_wait).unwrap_or_else(|| {
+            let selector = &self.render_wait;
+            Wait::Selector(selector.strip_prefix("selector:").unwrap_or(selector).to_string())
+        });
         let types = match self.render_block.trim() {
             "none" | "" => Vec::new(),
             list => list.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect(),

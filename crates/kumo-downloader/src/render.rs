@@ -37,6 +37,17 @@ pub enum Wait {
     Selector(String),
 }
 
+impl Wait {
+    /// A wait by its name: `load` or `network-idle` (a selector has no name).
+    pub fn named(name: &str) -> Option<Wait> {
+        match name {
+            "load" => Some(Wait::Load),
+            "network-idle" => Some(Wait::NetworkIdle),
+            _ => None,
+        }
+    }
+}
+
 /// How long no request may be in flight for the network to count as idle.
 pub const IDLE_QUIET: Duration = Duration::from_millis(500);
 

@@ -197,10 +197,7 @@ impl Renderer for BrowserRenderer {
             let e = RenderError::TooLarge(cap);
             return Err(FetchError::new(e.kind(), e.to_string(), req));
         }
-        let url = match kumo_core::Url::parse(&rendered.url) {
-            Ok(u) => u,
-            Err(_) => req.url.clone(),
-        };
+        let url = Url::parse(&rendered.url).unwrap_or_else(|_| req.url.clone());
         let mut headers = rendered.headers;
         // The body is the DOM as the browser serialized it: UTF-8, whole, not coded.
         for h in

@@ -140,7 +140,7 @@ impl Analyzer for ConfigSpider {
 }
 
 /// Puts `_model` first, so mixed outputs say what each record is.
-fn tag(model: &str, item: Item) -> Item {
+pub(crate) fn tag(model: &str, item: Item) -> Item {
     let mut tagged = Item::new().with("_model", model);
     tagged.0.extend(item.0);
     tagged

@@ -11,33 +11,31 @@ use kumo_script::{ItemAnswer, PageView, Rewrite, Script};
 pub const SCRIPT_MODEL: &str = "script";
 
 pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Analysis) {
-    let headers: Vec<(&str, &str)> =
-        resp.headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
-    let page = PageView { url: resp.url.as_str(), status: resp.status.as_u16(), headers, body };
     let mut failed = Vec::new();
     let mut note = |e: kumo_script::ScriptError| failed.push(format!("{}: {e}", resp.url));
-
-    match script.extract(&page) {
-        Ok(Some(made)) => {
-            for fields in made {
-                let mut item = Item::new().with("_model", SCRIPT_MODEL);
-                item.0.extend(fields);
-                out.items.push(item);
+    // The page, for the hooks that read it (most calls are per link and do not).
+    if script.defines("extract") || script.defines("item") {
+        let headers: Vec<(&str, &str)> =
+            resp.headers.iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))).collect();
+        let page = PageView { url: resp.url.as_str(), status: resp.status.as_u16(), headers, body };
+        match script.extract(&page) {
+            Ok(Some(made)) => {
+                out.items.extend(made.into_iter().map(|f| crate::configured::tag(SCRIPT_MODEL, Item(f))))
             }
+            Ok(None) => {}
+            Err(e) => note(e),
         }
-        Ok(None) => {}
-        Err(e) => note(e),
-    }
-    if script.defines("item") {
-        let items = std::mem::take(&mut out.items);
-        for item in items {
-            match script.item(&item.0, &page) {
-                Ok(ItemAnswer::Keep) => out.items.push(item),
-                Ok(ItemAnswer::Drop) => {}
-                Ok(ItemAnswer::Replace(fields)) => out.items.push(Item(fields)),
-                Err(e) => {
-                    note(e);
-                    out.items.push(item);
+        if script.defines("item") {
+            let items = std::mem::take(&mut out.items);
+            for item in items {
+                match script.item(&item.0, &page) {
+                    Ok(ItemAnswer::Keep) => out.items.push(item),
+                    Ok(ItemAnswer::Drop) => {}
+                    Ok(ItemAnswer::Replace(fields)) => out.items.push(Item(fields)),
+                    Err(e) => {
+                        note(e);
+                        out.items.push(item);
+                    }
                 }
             }
         }

@@ -82,14 +82,12 @@ pub(super) fn render(
     let defaults = RenderConfig::default();
     let wait = match table.wait {
         None => defaults.wait.clone(),
-        Some(RawWait::Named(w)) if w == "load" => Wait::Load,
-        Some(RawWait::Named(w)) if w == "network-idle" => Wait::NetworkIdle,
-        Some(RawWait::Named(w)) => {
-            return Err(error(
+        Some(RawWait::Named(w)) => Wait::named(&w).ok_or_else(|| {
+            error(
                 ".wait",
                 format!("{w:?} is no wait: \"load\", \"network-idle\" or {{ selector = \"CSS\" }}"),
-            ));
-        }
+            )
+        })?,
         Some(RawWait::Selector { selector }) => {
             scraper::Selector::parse(&selector)
                 .map_err(|e| error(".wait.selector", format!("bad selector: {e}")))?;
