@@ -110,14 +110,18 @@ impl RedisFrontier {
         let stats =
             self.as_seen_here(FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? });
         self.saw_epoch(&mut local, int(&reply[8])?);
-        local.next_ask = match int(&reply[9])? {
+        match int(&reply[9])? {
             // No host is ready: the work this commit queued waits for slots (this worker's
             // reserve and its running pages), so nothing changes for it before the poll.
-            2 => local.next_ask,
+            2 => {}
             // A host ready for this worker now (0) or in so many ms (1), or only hosts where it
             // has its share already (4: at the next poll), as a lease call would say.
-            code => next_ask(readiness_of(code, int(&reply[10])?)),
-        };
+            code => {
+                let readiness = readiness_of(code, int(&reply[10])?);
+                local.next_ask = next_ask(readiness);
+                local.readiness = Some((std::time::Instant::now(), readiness));
+            }
+        }
         let stale_keys: Vec<String> = reply.into_iter().skip(11).map(text).collect::<Result<_, _>>()?;
         for fp in sent {
             local.sent.insert(fp);

@@ -15,7 +15,7 @@
 
 -- What every call sets first (`setup`): the key prefix, the arguments, Redis's time.
 local P, argv, pos, now, op, inc
-local K_STATS, K_READY, K_LD, K_DL, K_ALIVE, K_META, K_POL, K_HOSTS
+local K_STATS, K_READY, K_DL, K_DN, K_ALIVE, K_META, K_POL, K_HOSTS
 local function arg()
   local v = argv[pos]
   pos = pos + 1
@@ -83,14 +83,28 @@ local function bump(host, field, by)
   hdelta[host][field] = (hdelta[host][field] or 0) + by
 end
 
--- A lease record: host NUL level NUL request JSON.
+-- Leases live in their incarnation's hash `wl:INC`, lease id -> record: batch NUL host NUL
+-- level NUL request JSON. A batch is the leases one lease call handed out (`INC:BASE:N`, ids
+-- INC:BASE to INC:BASE+N-1): their hard deadline is one member of `dl`, and `dn` counts how
+-- many of them are still out, so a completion costs no sorted-set write.
+local function lease_batch(v)
+  return string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
+end
+local function lease_host(v)
+  local a = string.find(v, '\0', 1, true)
+  return string.sub(v, a + 1, string.find(v, '\0', a + 1, true) - 1)
+end
 local function split_lease(v)
   local a = string.find(v, '\0', 1, true)
   local b = string.find(v, '\0', a + 1, true)
-  return string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)
+  local c = string.find(v, '\0', b + 1, true)
+  return string.sub(v, a + 1, b - 1), string.sub(v, b + 1, c - 1), string.sub(v, c + 1)
 end
 local function lease_inc(lk)
   return string.sub(lk, 1, string.find(lk, ':', 1, true) - 1)
+end
+local function wl(owner)
+  return P .. 'wl:' .. owner
 end
 
 -- Hosts ----------------------------------------------------------------------------------
@@ -203,14 +217,14 @@ local function resched(host)
   place(host, tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 1, at, v[8])
 end
 
--- Requests for the back of their level, gathered and pushed with one RPUSH per level.
+-- Requests for the back of their level, gathered (host -> level -> list) and pushed with one
+-- RPUSH per level; a level's key is made once per call, not once per request.
 local tails, tail_keys
 
 -- Writes the gathered changes and reschedules the hosts they touched.
 local function flush()
-  for _, qk in ipairs(tail_keys) do
-    local t = tails[qk]
-    local _, len = call_many('RPUSH', qk, t)
+  for _, t in ipairs(tail_keys) do
+    local _, len = call_many('RPUSH', P .. 'q:' .. t.host .. ':' .. t.level, t)
     if len == #t then
       -- The list was empty: its level joins the host's levels.
       redis.call('ZADD', P .. 'lv:' .. t.host, -tonumber(t.level), t.level)
@@ -238,18 +252,22 @@ end
 -- Queues ---------------------------------------------------------------------------------
 
 local function push_level(host, level, json, front)
-  local qk = P .. 'q:' .. host .. ':' .. level
   if not front then
-    local t = tails[qk]
+    local levels = tails[host]
+    if not levels then
+      levels = {}
+      tails[host] = levels
+    end
+    local t = levels[level]
     if not t then
       t = { host = host, level = level }
-      tails[qk] = t
-      tail_keys[#tail_keys + 1] = qk
+      levels[level] = t
+      tail_keys[#tail_keys + 1] = t
     end
     t[#t + 1] = json
     return
   end
-  if redis.call('LPUSH', qk, json) == 1 then
+  if redis.call('LPUSH', P .. 'q:' .. host .. ':' .. level, json) == 1 then
     redis.call('ZADD', P .. 'lv:' .. host, -tonumber(level), level)
   end
 end
@@ -326,45 +344,58 @@ end
 -- Leases ---------------------------------------------------------------------------------
 
 -- Removes leases that are out, with a few commands for all of them. Returns lease id ->
--- { host, level, JSON } for those that were out; the others are stale.
+-- record for those that were out; the others are stale.
 local function take_many(lks)
-  local uniq, seen = {}, {}
+  local by_inc, seen = {}, {}
   for _, lk in ipairs(lks) do
     if not seen[lk] then
       seen[lk] = true
-      uniq[#uniq + 1] = lk
+      local owner = lease_inc(lk)
+      local list = by_inc[owner]
+      if not list then
+        list = {}
+        by_inc[owner] = list
+      end
+      list[#list + 1] = lk
     end
   end
   local found = {}
-  if #uniq == 0 then
-    return found
-  end
-  local vals = call_many('HMGET', K_LD, uniq)
-  local gone, by_inc, per_host = {}, {}, {}
-  for i, lk in ipairs(uniq) do
-    local v = vals[i]
-    if v then
-      local host, level, json = split_lease(v)
-      found[lk] = { host, level, json }
-      gone[#gone + 1] = lk
-      local owner = lease_inc(lk)
-      if not by_inc[owner] then
-        by_inc[owner], per_host[owner] = {}, {}
+  local taken, batches, batch_list = 0, {}, {}
+  for owner, list in pairs(by_inc) do
+    local vals = call_many('HMGET', wl(owner), list)
+    local gone, per_host = {}, {}
+    for i, lk in ipairs(list) do
+      local v = vals[i]
+      if v then
+        found[lk] = v
+        gone[#gone + 1] = lk
+        local host = lease_host(v)
+        per_host[host] = (per_host[host] or 0) + 1
+        local b = lease_batch(v)
+        if not batches[b] then
+          batches[b] = 0
+          batch_list[#batch_list + 1] = b
+        end
+        batches[b] = batches[b] + 1
       end
-      table.insert(by_inc[owner], lk)
-      per_host[owner][host] = (per_host[owner][host] or 0) + 1
     end
-  end
-  if #gone > 0 then
-    call_many('HDEL', K_LD, gone)
-    call_many('ZREM', K_DL, gone)
-    for owner, list in pairs(by_inc) do
-      call_many('SREM', P .. 'wl:' .. owner, list)
-      for host, n in pairs(per_host[owner]) do
+    if #gone > 0 then
+      call_many('HDEL', wl(owner), gone)
+      for host, n in pairs(per_host) do
         redis.call('HINCRBY', P .. 'lh:' .. owner, host, -n)
       end
+      taken = taken + #gone
     end
-    stat('leased', -#gone)
+  end
+  -- A batch whose leases are all back leaves the deadlines.
+  for _, b in ipairs(batch_list) do
+    if redis.call('HINCRBY', K_DN, b, -batches[b]) <= 0 then
+      redis.call('HDEL', K_DN, b)
+      redis.call('ZREM', K_DL, b)
+    end
+  end
+  if taken > 0 then
+    stat('leased', -taken)
   end
   return found
 end
@@ -373,11 +404,12 @@ end
 local function requeue_many(lks)
   local found = take_many(lks)
   for _, lk in ipairs(lks) do
-    local f = found[lk]
-    if f then
+    local v = found[lk]
+    if v then
       found[lk] = nil
-      push_level(f[1], f[2], f[3], true)
-      bump(f[1], 'q', 1)
+      local host, level, json = split_lease(v)
+      push_level(host, level, json, true)
+      bump(host, 'q', 1)
       stat('queued', 1)
     end
   end
@@ -385,13 +417,12 @@ end
 
 -- Hands every lease of a gone incarnation back and forgets it.
 local function bury(old)
-  local wl = P .. 'wl:' .. old
-  requeue_many(redis.call('SMEMBERS', wl))
+  requeue_many(redis.call('HKEYS', wl(old)))
   local held = redis.call('HGETALL', P .. 'sl:' .. old)
   for i = 1, #held, 2 do
     bump(held[i], 'inf', -tonumber(held[i + 1]))
   end
-  redis.call('DEL', wl, P .. 'sl:' .. old, P .. 'lh:' .. old)
+  redis.call('DEL', wl(old), P .. 'sl:' .. old, P .. 'lh:' .. old)
   redis.call('ZREM', K_ALIVE, old)
   flush()
 end
@@ -407,7 +438,16 @@ local function reap()
   end
   reaped_at[P] = now
   mind_the_gap()
-  requeue_many(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 256))
+  for _, b in ipairs(redis.call('ZRANGEBYSCORE', K_DL, '-inf', now, 'LIMIT', 0, 16)) do
+    local owner, base, n = string.match(b, '^(.*):(%d+):(%d+)$')
+    local lks = {}
+    for i = 0, tonumber(n) - 1 do
+      lks[#lks + 1] = owner .. ':' .. int(tonumber(base) + i)
+    end
+    requeue_many(lks)
+    redis.call('HDEL', K_DN, b)
+    redis.call('ZREM', K_DL, b)
+  end
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', K_ALIVE, '-inf', now, 'LIMIT', 0, 16)) do
     bury(old)
   end
@@ -478,7 +518,7 @@ end
 local function setup(keys, args)
   if keys[1] ~= P then
     P = keys[1]
-    K_STATS, K_READY, K_LD, K_DL = P .. 'stats', P .. 'ready', P .. 'ld', P .. 'dl'
+    K_STATS, K_READY, K_DL, K_DN = P .. 'stats', P .. 'ready', P .. 'dl', P .. 'dn'
     K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
   end
   argv, pos = args, 1
@@ -539,7 +579,7 @@ local function readiness(holding)
   if queued > 0 and holding then
     return 2, 0
   end
-  local mine = redis.call('SCARD', P .. 'wl:' .. inc)
+  local mine = redis.call('HLEN', wl(inc))
   if queued > 0 then
     if mine > 0 then
       return 2, 0
@@ -620,12 +660,12 @@ local function main(keys, args)
         end
       end
     end
-    if max > 0 and redis.call('HEXISTS', K_LD, inc .. ':' .. int(base)) == 1 then
+    if max > 0 and redis.call('HEXISTS', wl(inc), inc .. ':' .. int(base)) == 1 then
       flush()
       -- The reply to this very call was lost: hand out the same leases again.
       local i = base
       while true do
-        local v = redis.call('HGET', K_LD, inc .. ':' .. int(i))
+        local v = redis.call('HGET', wl(inc), inc .. ':' .. int(i))
         if not v then
           break
         end
@@ -640,7 +680,7 @@ local function main(keys, args)
       end
     elseif max > 0 then
       reap()
-      local new_ld, new_dl, new_wl = {}, {}, {}
+      local new_wl, new_rec = {}, {}
       -- The hosts due, those this call changed (a returned slot, a lease reaped), and those
       -- this worker holds slots of (their reserve may take more): each read once, with its
       -- pending changes, and written once after its leases.
@@ -695,11 +735,10 @@ local function main(keys, args)
         local function hand_out(got)
           for _, e in ipairs(got) do
             local lk = inc .. ':' .. int(base + #out)
-            new_ld[#new_ld + 1] = lk
-            new_ld[#new_ld + 1] = host .. '\0' .. e[1] .. '\0' .. e[2]
-            new_dl[#new_dl + 1] = now + ttl
-            new_dl[#new_dl + 1] = lk
             new_wl[#new_wl + 1] = lk
+            new_rec[#new_rec + 1] = host
+            new_rec[#new_rec + 1] = e[1]
+            new_rec[#new_rec + 1] = e[2]
             out[#out + 1] = e[2]
             taken = taken + 1
             if limited then
@@ -777,15 +816,22 @@ local function main(keys, args)
         -- Ids of a call whose reply was lost and that was partly reaped since: the worker never
         -- had those leases, so they go back before their ids are used again.
         local stale = {}
-        for i, v in ipairs(call_many('HMGET', K_LD, new_wl)) do
+        for i, v in ipairs(call_many('HMGET', wl(inc), new_wl)) do
           if v then
             stale[#stale + 1] = new_wl[i]
           end
         end
         requeue_many(stale)
-        call_many('HSET', K_LD, new_ld)
-        call_many('ZADD', K_DL, new_dl)
-        call_many('SADD', P .. 'wl:' .. inc, new_wl)
+        local batch = inc .. ':' .. int(base) .. ':' .. int(#new_wl)
+        local new_ld = {}
+        for i, lk in ipairs(new_wl) do
+          local j = 3 * i - 2
+          new_ld[2 * i - 1] = lk
+          new_ld[2 * i] = batch .. '\0' .. new_rec[j] .. '\0' .. new_rec[j + 1] .. '\0' .. new_rec[j + 2]
+        end
+        call_many('HSET', wl(inc), new_ld)
+        redis.call('ZADD', K_DL, now + ttl, batch)
+        redis.call('HSET', K_DN, batch, #new_wl)
       end
       flush()
     else
@@ -852,7 +898,7 @@ local function main(keys, args)
         stale = stale + 1
         stale_leases[c.lk] = true
       elseif c.kind == 'R' then
-        local host, level = f[1], f[2]
+        local host, level = split_lease(f)
         if c.after <= 0 then
           push_level(host, level, c.json, true)
         else
@@ -863,7 +909,7 @@ local function main(keys, args)
         bump(host, 'q', 1)
         stat('queued', 1)
       elseif c.kind == 'E' then
-        local host, level, json = f[1], f[2], f[3]
+        local host, level, json = split_lease(f)
         local k = hk(host)
         local hold = now + c.after
         if hold > hnum(k, 'hold') then
@@ -877,7 +923,7 @@ local function main(keys, args)
         failures[#failures + 1] = c.failure
         stat('failed', 1)
       else -- 'D'
-        touch(f[1])
+        touch(lease_host(f))
       end
     end
     if #failures > 0 then
@@ -929,7 +975,7 @@ local function main(keys, args)
   if op == 'register' then
     local worker, cfg, dead_after, npol = arg(), arg(), num(), num()
     local layout = redis.call('HGET', K_META, 'v')
-    if layout and layout ~= '2' then
+    if layout and layout ~= '3' then
       return redis.error_reply('KUMO layout: the crawl was started by an older kumo (layout ' .. layout
         .. '); finish it with that version, or start it over with --fresh')
     end
@@ -938,7 +984,7 @@ local function main(keys, args)
       return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
     end
     if not have then
-      redis.call('HSET', K_META, 'v', 2, 'cfg', cfg, 'created', now)
+      redis.call('HSET', K_META, 'v', 3, 'cfg', cfg, 'created', now)
       for i = 0, npol - 1 do
         redis.call('HSET', K_POL, i, arg())
       end

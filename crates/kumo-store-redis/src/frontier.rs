@@ -35,7 +35,8 @@ pub(crate) const POLL: Duration = Duration::from_millis(100);
 /// How long a fetched page waits to share its commit with others (see `group_linger`).
 pub(crate) const GROUP_LINGER: Duration = Duration::from_millis(10);
 
-/// A readiness learned with a lease call is reused by a `readiness` call right after it.
+/// A readiness learned with a lease call or a commit is reused by `readiness` calls until the
+/// time Redis said to ask again; one that said "now" (no such time) only for this long.
 const READINESS_FRESH: Duration = Duration::from_millis(2);
 
 /// The shared frontier of one crawl, as seen by one worker process.
@@ -398,11 +399,14 @@ impl Frontier for RedisFrontier {
             return Ok(r);
         }
         {
-            let mut local = self.local.lock().await;
+            let local = self.local.lock().await;
             let nothing_pending = self.pending().adjustments.is_empty();
-            if let Some((at, r)) = local.readiness.take()
+            // Until the time Redis said to ask again, its answer stands: nothing this worker
+            // did since (a commit, an adjustment) would have let it be forgotten.
+            let answer_stands = local.next_ask.is_some_and(|t| Instant::now() < t);
+            if let Some((at, r)) = local.readiness
                 && nothing_pending
-                && at.elapsed() < READINESS_FRESH
+                && (answer_stands || at.elapsed() < READINESS_FRESH)
             {
                 return Ok(r);
             }
