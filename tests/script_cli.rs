@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kumo_testsite::{ServerBuilder, TestServer};
+use kumo_testsite::{Fixture, ServerBuilder, TestServer};
 use serde_json::Value;
 
 fn testdata() -> PathBuf {
@@ -57,6 +57,17 @@ async fn crawl(
     spider: String,
     rules: Option<&str>,
 ) -> (BTreeMap<String, Value>, Vec<String>, String) {
+    let (lines, asked, err) = crawl_lines(server, spider, rules).await;
+    let items = lines.into_iter().map(|v| (v["text"].as_str().unwrap_or_default().to_string(), v)).collect();
+    (items, asked, err)
+}
+
+/// As `crawl`, with every item written, in order.
+async fn crawl_lines(
+    server: &TestServer,
+    spider: String,
+    rules: Option<&str>,
+) -> (Vec<Value>, Vec<String>, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("quotes.toml"), spider).unwrap();
     if let Some(rules) = rules {
@@ -66,14 +77,13 @@ async fn crawl(
     let out = common::kumo_in(dir.path(), &["crawl", "quotes.toml", "--no-progress", "--memory"]).await;
     let err = common::stderr(&out);
     assert!(out.status.success(), "{err}");
-    let items = std::fs::read_to_string(dir.path().join("quotes.jsonl"))
+    let lines = std::fs::read_to_string(dir.path().join("quotes.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| (v["text"].as_str().unwrap_or_default().to_string(), v))
         .collect();
     let asked = server.hits()[before..].iter().map(|h| h.target.clone()).collect();
-    (items, asked, err)
+    (lines, asked, err)
 }
 
 const RULES: &str = r#"
@@ -117,6 +127,36 @@ async fn each_hook_acts_on_the_crawl() {
     assert!(!err.contains("script"), "no hook failed: {err}");
 }
 
+/// `rewrite` drops a session parameter from links before de-duplication: the start page links
+/// to the first pages under three session ids, and each page is asked for once, without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewrite_drops_a_query_parameter_before_de_duplication() {
+    let links = ["/page/1/?sessionid=a1", "/page/1/?sessionid=b2", "/page/2/?lang=en&sessionid=c3"];
+    let start: String = links.iter().map(|l| format!("<a href=\"{l}\">{l}</a>")).collect();
+    let server = ServerBuilder::new()
+        .directory(testdata().join("quotes-site"))
+        .fixture("/start", Fixture::html(&format!("<html><body>{start}</body></html>")))
+        .start()
+        .await
+        .unwrap();
+    let rules = r#"
+function rewrite(url) {
+  const [base, query] = url.split("?");
+  if (query === undefined) return url;
+  const kept = query.split("&").filter((p) => !p.startsWith("sessionid="));
+  return kept.length ? base + "?" + kept.join("&") : base;
+}
+"#;
+    // Pages with a query are targets too here, so that only the rewrite decides.
+    let spider = spider(&server.url("/start"), Some(r#"{ file = "rules.js" }"#))
+        .replace(r"'/page/\d+/$'", r"'/page/\d+/'");
+    let (items, asked, err) = crawl(&server, spider, Some(rules)).await;
+    assert!(asked.iter().all(|p| !p.contains("sessionid")), "{asked:?}");
+    assert_eq!(asked.iter().filter(|p| *p == "/page/1/").count(), 1, "one page 1 for three ids: {asked:?}");
+    assert!(asked.iter().any(|p| p == "/page/2/?lang=en"), "other parameters stay: {asked:?}");
+    assert_eq!(items.len(), 100, "from page 1 on, every quote: {err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_that_never_ends_fails_its_calls_and_the_crawl_goes_on() {
     let server = quotes_site().await;
@@ -130,6 +170,41 @@ async fn a_hook_that_never_ends_fails_its_calls_and_the_crawl_goes_on() {
     assert!(austen.iter().all(|v| v.get("ok").is_none()), "a failed call leaves its item as it was");
     assert!(items.values().filter(|v| v["author"] != "Jane Austen").all(|v| v["ok"] == true));
     assert!(err.contains("parser:script"), "the summary counts the failures: {err}");
+    // And counts them per hook: every call on one of her quotes (on every page it is on).
+    let per_hook = err.lines().find_map(|l| l.trim().strip_prefix("script errors by hook: item: "));
+    let per_hook: usize = per_hook.and_then(|n| n.trim().parse().ok()).unwrap_or_else(|| panic!("{err}"));
+    assert!(per_hook >= austen.len(), "{per_hook} failed calls for {} quotes: {err}", austen.len());
+}
+
+/// `extract` reads the page with CSS queries and makes its own items, one field computed from
+/// two others: the same quotes as the spider's model, each with the line built from them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extract_queries_the_page_and_builds_items_from_two_fields() {
+    let server = quotes_site().await;
+    let seed = server.url("/");
+    let rules = r#"
+function extract(page) {
+  const texts = page.css("div.quote span.text");
+  const authors = page.xpath("//div[@class='quote']//small[@class='author']/text()");
+  const about = page.css("div.quote a[href^='/author/']", "href");
+  return texts.map((text, i) => ({ quote: text, by: authors[i], line: text + " — " + authors[i], about: about[i] }));
+}
+"#;
+    let (lines, _, err) =
+        crawl_lines(&server, spider(&seed, Some(r#"{ file = "rules.js" }"#)), Some(rules)).await;
+    let model: BTreeMap<&str, &Value> =
+        lines.iter().filter(|v| v["_model"] == "quote").map(|v| (v["text"].as_str().unwrap(), v)).collect();
+    assert_eq!(model.len(), 100, "{err}");
+    let mut seen = std::collections::BTreeSet::new();
+    for item in lines.iter().filter(|v| v["_model"] == "script") {
+        let quote = item["quote"].as_str().unwrap();
+        let truth = model.get(quote).unwrap_or_else(|| panic!("{quote} is one of the site's quotes"));
+        assert_eq!(item["by"], truth["author"], "{item}");
+        assert_eq!(item["line"], format!("{quote} — {}", truth["author"].as_str().unwrap()), "{item}");
+        assert!(item["about"].as_str().unwrap().starts_with("/author/"), "{item}");
+        seen.insert(quote);
+    }
+    assert_eq!(seen.len(), 100, "every quote, made by the script too");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use kumo_core::{Request, Response, Url};
 use kumo_downloader::{Downloader, DownloaderConfig};
-use kumo_parse::Model;
-use kumo_parse::extract::{Document, Field};
+use kumo_parse::extract::{Document, Field, Query};
 use serde_json::Value;
 
 use super::args::ShellArgs;
@@ -120,18 +119,15 @@ fn query(doc: &Document<'_>, cmd: &str, arg: &str) -> Vec<String> {
         "re" => Field::regex("v", arg),
         _ => Field::json("v", arg),
     };
-    let model = match Model::new("shell", vec![field.list()]).compile() {
-        Ok(m) => m,
+    let found = match Query::new(field) {
+        Ok(q) => q.run(doc),
         Err(e) => return vec![format!("error: {}", e.problem)],
     };
-    let found = model.extract_from(doc);
     let mut lines: Vec<String> = found.issues.iter().map(|i| format!("error: {i}")).collect();
-    let values = found.items.first().and_then(|i| i.get("v")).cloned().unwrap_or(Value::Null);
-    match values {
-        Value::Array(vs) if !vs.is_empty() => lines.extend(vs.iter().map(show)),
-        Value::Array(_) | Value::Null => lines.push("(no match)".into()),
-        v => lines.push(show(&v)),
+    if found.values.is_empty() {
+        lines.push("(no match)".into());
     }
+    lines.extend(found.values.iter().map(show));
     lines
 }
 

@@ -16,7 +16,15 @@ pub struct Analysis {
     /// Problems that did not stop the analysis (malformed markup, unparseable links).
     pub issues: Vec<String>,
     /// A spider's script hooks that failed on the page (reported as `script` errors).
-    pub script_errors: Vec<String>,
+    pub script_errors: Vec<ScriptFailure>,
+}
+
+/// One failed call of a script hook on a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptFailure {
+    /// The hook (`item`, `rewrite`, ...), or `script` for the script as a whole.
+    pub hook: &'static str,
+    pub message: String,
 }
 
 /// Turns responses into requests and items. Called concurrently from several parser tasks.

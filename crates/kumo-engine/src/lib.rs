@@ -42,7 +42,7 @@ mod throttle;
 mod traps;
 mod writer;
 
-pub use analyze::{Analysis, Analyzer, PageAnalyzer};
+pub use analyze::{Analysis, Analyzer, PageAnalyzer, ScriptFailure};
 pub use config::{ConfigError, CrawlConfig};
 pub use engine::{Engine, EngineError, Pauser, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};

@@ -32,6 +32,8 @@ pub(crate) struct Tally {
     pub by_status: BTreeMap<u16, u64>,
     pub skipped: BTreeMap<SkipReason, u64>,
     pub errors: BTreeMap<String, u64>,
+    /// Failed calls of a spider's script hooks, by hook.
+    pub script_errors: BTreeMap<String, u64>,
     /// Where the WARC files' committed part ends (`CrawlConfig::warc`): a resumed crawl cuts
     /// them back to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +165,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                 items: mut found,
                 skips,
                 errors,
+                script_hooks,
                 failure,
                 shape,
                 page,
@@ -183,6 +186,9 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                 for kind in errors {
                     tally.error(Stage::Parser, kind);
                     parts.progress.errors.fetch_add(1, Ordering::Relaxed);
+                }
+                for hook in script_hooks {
+                    *tally.script_errors.entry(hook.to_string()).or_default() += 1;
                 }
                 tally.items += found.len() as u64;
                 tally.done += 1;

@@ -577,6 +577,7 @@ fn summary_of(
         by_status: tally.by_status.clone(),
         skipped: tally.skipped.clone(),
         errors: tally.errors.clone(),
+        script_errors: tally.script_errors.clone(),
         errors_dropped: parts.errors.dropped(),
         retries: tally.retries,
         failed: tally.failed,

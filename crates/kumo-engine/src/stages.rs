@@ -64,6 +64,9 @@ pub(crate) enum Outcome {
         /// Parser errors met on the page, already on the error stream; counted with the
         /// page's commit, so a resumed crawl counts them once.
         errors: Vec<ErrorKind>,
+        /// The script hooks whose calls failed on the page (one entry a failure), for the
+        /// summary's count per hook.
+        script_hooks: Vec<&'static str>,
         /// The page is fetched but its request failed all the same, for the failure list: a
         /// redirect that leads nowhere, or one past the redirect limit.
         failure: Option<Box<PageFailure>>,
@@ -415,6 +418,7 @@ impl ParseStage {
                     items: Vec::new(),
                     skips: Vec::new(),
                     errors: Vec::new(),
+                    script_hooks: Vec::new(),
                     failure: None,
                     shape: None,
                     page,
@@ -435,8 +439,10 @@ impl ParseStage {
         for issue in analysis.issues {
             self.report(module, resp, ErrorKind::Content, issue, &mut errors);
         }
+        let mut script_hooks = Vec::with_capacity(analysis.script_errors.len());
         for failure in analysis.script_errors {
-            self.report(module, resp, ErrorKind::Script, failure, &mut errors);
+            script_hooks.push(failure.hook);
+            self.report(module, resp, ErrorKind::Script, failure.message, &mut errors);
         }
         if let Some(out) = outlinks {
             out.extend(analysis.requests.iter().map(|r| r.url.to_string()));
@@ -513,7 +519,19 @@ impl ParseStage {
         };
         let items = analysis.items;
         (
-            Outcome::Page { status, bytes, discovered, items, skips, errors, failure, shape, page, change },
+            Outcome::Page {
+                status,
+                bytes,
+                discovered,
+                items,
+                skips,
+                errors,
+                script_hooks,
+                failure,
+                shape,
+                page,
+                change,
+            },
             None,
         )
     }

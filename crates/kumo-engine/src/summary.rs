@@ -97,6 +97,8 @@ pub struct Summary {
     pub skipped: BTreeMap<SkipReason, u64>,
     /// Errors by `stage:kind`.
     pub errors: BTreeMap<String, u64>,
+    /// Failed calls of a spider's script hooks, by hook (each is also a `parser:script` error).
+    pub script_errors: BTreeMap<String, u64>,
     /// Errors not delivered on the error stream because nobody read it fast enough.
     pub errors_dropped: u64,
     pub retries: u64,
@@ -188,6 +190,10 @@ impl fmt::Display for Summary {
         writeln!(f, "  skipped:   {}", if skips.is_empty() { "-".into() } else { skips.join(", ") })?;
         let errs: Vec<String> = self.errors.iter().map(|(s, n)| format!("{s}: {n}")).collect();
         writeln!(f, "  errors:    {}", if errs.is_empty() { "-".into() } else { errs.join(", ") })?;
+        if !self.script_errors.is_empty() {
+            let hooks: Vec<String> = self.script_errors.iter().map(|(h, n)| format!("{h}: {n}")).collect();
+            writeln!(f, "  script errors by hook: {}", hooks.join(", "))?;
+        }
         writeln!(
             f,
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",

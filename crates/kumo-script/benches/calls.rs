@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kumo_script::{Limits, PageView, Script};
+use kumo_script::{Limits, Page, PageView, Script};
 use serde_json::json;
 
 const RULES: &str = r#"
@@ -32,7 +32,8 @@ fn calls(c: &mut Criterion) {
     });
     let quote = json!({ "text": "The world as we have created it is a process of our thinking.", "author": "Jane Austen", "tags": ["change", "world"] });
     let quote = quote.as_object().unwrap().clone();
-    let page = PageView { url: "http://127.0.0.1:8000/page/2/", status: 200, headers: vec![], body: "" };
+    let page =
+        Page::new(&PageView { url: "http://127.0.0.1:8000/page/2/", status: 200, headers: vec![], body: "" });
     g.bench_function("item", |b| b.iter(|| script.item(black_box(&quote), &page)));
     g.finish();
 }

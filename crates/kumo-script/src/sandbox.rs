@@ -3,15 +3,18 @@
 //! I/O of any kind: QuickJS's `std` and `os` modules are never added), its globals frozen
 //! after the script has run so that one call leaves nothing for the next page.
 
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::function::Args;
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Runtime, Value};
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Runtime, Value};
 
-use crate::{Limits, MAX_BODY, PageView, ScriptError};
+use crate::page::{self, Current, Page};
+use crate::{HOOKS, Limits, ScriptError};
 
 /// What a script's context is built with; anything else does not exist for it.
 type Intrinsics =
@@ -20,12 +23,47 @@ type Intrinsics =
 /// How long loading a script may take (its top level runs once per thread).
 const LOAD_BUDGET: Duration = Duration::from_secs(1);
 
+/// The hooks called once per link, which a page calls for all its links at once.
+pub(crate) const PER_LINK: [&str; 3] = ["allow", "priority", "rewrite"];
+
+/// Wraps a per-link hook: called with the page's URLs, their depths and the referrer, it
+/// answers an array of the hook's answers, a throw caught in its place (a deadline or the
+/// heap limit ends the whole call, uncaught).
+const EACH: &str = r#"(function (f) {
+    'use strict';
+    return function (urls, depths, referrer) {
+        const out = new Array(urls.length);
+        for (let i = 0; i < urls.length; i++) {
+            try {
+                out[i] = f(urls[i], depths[i], referrer);
+            } catch (e) {
+                let m;
+                try { m = e instanceof Error ? e.name + ": " + e.message : String(e); } catch (_) { m = "a value"; }
+                out[i] = { __kumo_thrown: m };
+            }
+        }
+        return out;
+    };
+})"#;
+
 /// No deadline.
 const NONE: u64 = u64::MAX;
 
 pub(crate) struct Sandbox {
-    _runtime: Runtime,
+    // The handles first: they must be freed before the runtime is.
+    /// The hooks the script defines (by their place in [`HOOKS`]), kept as handles: a call
+    /// looks nothing up by name.
+    hooks: [Option<Persistent<Function<'static>>>; HOOKS.len()],
+    /// For the hooks called once per link (`allow`, `priority`, `rewrite`): the hook called
+    /// on every link of a page in one call, each answer (or what it threw) in its place.
+    each: [Option<Persistent<Function<'static>>>; HOOKS.len()],
+    /// What every page object inherits: `body`, `headers` and the query methods.
+    page_proto: Persistent<Object<'static>>,
+    /// The page the running call was handed, and the number of the next one.
+    current: Current,
+    pages: Cell<f64>,
     context: Context,
+    _runtime: Runtime,
     /// When the running call must stop, in nanoseconds after `epoch` ([`NONE`]: never).
     deadline: Arc<AtomicU64>,
     epoch: Instant,
@@ -50,9 +88,14 @@ impl Sandbox {
             d != NONE && epoch.elapsed().as_nanos() as u64 > d
         })));
         let context = Context::custom::<Intrinsics>(&runtime).map_err(|e| load_error(e.to_string()))?;
-        let sandbox = Sandbox { _runtime: runtime, context, deadline, epoch, limits };
-        sandbox.arm(LOAD_BUDGET);
-        let loaded = sandbox.context.with(|ctx| {
+        let current: Current = Rc::new(RefCell::new(None));
+        let not_loaded =
+            |ctx: &Ctx<'_>, e: rquickjs::Error| located(file, &Err::<(), _>(e).catch(ctx).unwrap_err());
+        let loaded = context.with(|ctx| {
+            // Made before the script runs, while `eval` still exists; they leave no global.
+            let proto = page::prototype(&ctx, current.clone()).map_err(|e| not_loaded(&ctx, e))?;
+            let each_of: Function = ctx.eval(EACH).map_err(|e| not_loaded(&ctx, e))?;
+            deadline.store(epoch.elapsed().saturating_add(LOAD_BUDGET).as_nanos() as u64, Ordering::Relaxed);
             let mut opts = EvalOptions::default();
             opts.global = true;
             opts.strict = true;
@@ -62,11 +105,41 @@ impl Sandbox {
             // behind for the next page.
             ctx.eval::<(), _>("delete globalThis.eval; Object.freeze(globalThis);")
                 .catch(&ctx)
-                .map_err(|e| located(file, &e))
+                .map_err(|e| located(file, &e))?;
+            let globals = ctx.globals();
+            let hooks = HOOKS.map(|name| {
+                globals
+                    .get::<_, Value>(name)
+                    .ok()
+                    .and_then(|v| v.into_function())
+                    .map(|f| Persistent::save(&ctx, f))
+            });
+            let mut each: [Option<Persistent<Function<'static>>>; HOOKS.len()] = Default::default();
+            for (i, name) in HOOKS.iter().enumerate() {
+                if !PER_LINK.contains(name) {
+                    continue;
+                }
+                if let Some(f) = globals.get::<_, Value>(*name).ok().and_then(|v| v.into_function()) {
+                    let wrapped: Function = each_of.call((f,)).map_err(|e| not_loaded(&ctx, e))?;
+                    each[i] = Some(Persistent::save(&ctx, wrapped));
+                }
+            }
+            Ok::<_, ScriptError>((hooks, each, Persistent::save(&ctx, proto)))
         });
-        sandbox.disarm();
-        loaded?;
-        Ok(sandbox)
+        deadline.store(NONE, Ordering::Relaxed);
+        let (hooks, each, page_proto) = loaded?;
+        Ok(Sandbox {
+            hooks,
+            each,
+            page_proto,
+            current,
+            pages: Cell::new(0.0),
+            context,
+            _runtime: runtime,
+            deadline,
+            epoch,
+            limits,
+        })
     }
 
     fn arm(&self, budget: Duration) {
@@ -83,20 +156,20 @@ impl Sandbox {
         d != NONE && self.epoch.elapsed().as_nanos() as u64 > d
     }
 
-    /// Whether the script defines a function named `hook`.
-    pub fn defines(&self, hook: &str) -> bool {
-        self.context.with(|ctx| ctx.globals().get::<_, Value>(hook).is_ok_and(|v| v.is_function()))
+    /// Whether the script defines the hook at `index` of [`HOOKS`].
+    pub fn defines(&self, index: usize) -> bool {
+        self.hooks[index].is_some()
     }
 
     /// Calls `hook` with `args` under the call budget; its answer as JSON (`None` for
     /// `undefined`).
-    pub fn call(
-        &self,
-        hook: &'static str,
-        args: &[Arg<'_>],
-    ) -> Result<Option<serde_json::Value>, ScriptError> {
+    pub fn call(&self, index: usize, args: &[Arg<'_>]) -> Result<Option<serde_json::Value>, ScriptError> {
+        let hook = HOOKS[index];
+        let Some(f) = &self.hooks[index] else { return Ok(None) };
         self.arm(self.limits.call);
-        let result = self.context.with(|ctx| self.call_in(&ctx, hook, args));
+        let result = self.context.with(|ctx| self.call_in(&ctx, f, args));
+        // The page's data is out of the scripts' reach once its call is over.
+        self.current.borrow_mut().take();
         let timed_out = self.past_deadline();
         self.disarm();
         result.map_err(|e| match e {
@@ -112,11 +185,11 @@ impl Sandbox {
     fn call_in<'js>(
         &self,
         ctx: &Ctx<'js>,
-        hook: &str,
+        f: &Persistent<Function<'static>>,
         args: &[Arg<'_>],
     ) -> Result<Option<serde_json::Value>, Failure> {
         let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
-        let f: Function = ctx.globals().get(hook).catch(ctx).map_err(thrown)?;
+        let f: Function = f.clone().restore(ctx).catch(ctx).map_err(thrown)?;
         let mut call = Args::new(ctx.clone(), args.len());
         for a in args {
             // Strings and numbers as they are (most calls pass a URL and a depth); only
@@ -129,7 +202,7 @@ impl Sandbox {
                     Ok(v) => call.push_arg(v),
                     Err(e) => Err(e),
                 },
-                Arg::Page(page) => match page_object(ctx, page) {
+                Arg::Page(page) => match self.page_object(ctx, page) {
                     Ok(v) => call.push_arg(v),
                     Err(e) => Err(e),
                 },
@@ -137,6 +210,85 @@ impl Sandbox {
             pushed.catch(ctx).map_err(thrown)?;
         }
         let answer: Value = f.call_arg(call).catch(ctx).map_err(thrown)?;
+        answer_of(ctx, answer)
+    }
+
+    /// Calls the per-link hook at `index` on every one of `links` (URL, depth) in one call,
+    /// under a budget of one call per link; each answer in its place. The whole call fails
+    /// only if it ran out of time or memory (the caller then calls the hook link by link).
+    pub fn call_each(
+        &self,
+        index: usize,
+        links: &[(&str, u32)],
+        referrer: Option<&str>,
+    ) -> Result<Vec<Result<Option<serde_json::Value>, ScriptError>>, ScriptError> {
+        let hook = HOOKS[index];
+        let Some(f) = &self.each[index] else { return Ok(links.iter().map(|_| Ok(None)).collect()) };
+        let n = u32::try_from(links.len()).unwrap_or(u32::MAX).max(1);
+        let budget = self.limits.call.saturating_mul(n);
+        self.arm(budget);
+        let result = self.context.with(|ctx| each_in(&ctx, f, links, referrer));
+        let timed_out = self.past_deadline();
+        self.disarm();
+        match result {
+            Ok(answers) => Ok(answers
+                .into_iter()
+                .map(|a| {
+                    a.map_err(|e| match e {
+                        Failure::Thrown(message) => ScriptError::Thrown { hook, message },
+                        Failure::NotJson(got) => ScriptError::BadAnswer { hook, got, wanted: "JSON data" },
+                    })
+                })
+                .collect()),
+            Err(_) if timed_out => Err(ScriptError::Timeout { hook, budget }),
+            Err(Failure::Thrown(m)) if m.contains("out of memory") => {
+                Err(ScriptError::OutOfMemory { hook, limit: self.limits.memory })
+            }
+            Err(Failure::Thrown(message)) => Err(ScriptError::Thrown { hook, message }),
+            Err(Failure::NotJson(got)) => Err(ScriptError::BadAnswer { hook, got, wanted: "an array" }),
+        }
+    }
+}
+
+/// The per-link wrapper `f` on `links`: each answer, or what its call threw.
+fn each_in<'js>(
+    ctx: &Ctx<'js>,
+    f: &Persistent<Function<'static>>,
+    links: &[(&str, u32)],
+    referrer: Option<&str>,
+) -> Result<Vec<Result<Option<serde_json::Value>, Failure>>, Failure> {
+    let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
+    let f: Function = f.clone().restore(ctx).catch(ctx).map_err(thrown)?;
+    let urls = rquickjs::Array::new(ctx.clone()).catch(ctx).map_err(thrown)?;
+    let depths = rquickjs::Array::new(ctx.clone()).catch(ctx).map_err(thrown)?;
+    for (i, (url, depth)) in links.iter().enumerate() {
+        urls.set(i, *url).catch(ctx).map_err(thrown)?;
+        depths.set(i, *depth).catch(ctx).map_err(thrown)?;
+    }
+    let referrer = match referrer {
+        Some(r) => rquickjs::String::from_str(ctx.clone(), r).catch(ctx).map_err(thrown)?.into_value(),
+        None => Value::new_null(ctx.clone()),
+    };
+    let answers: rquickjs::Array = f.call((urls, depths, referrer)).catch(ctx).map_err(thrown)?;
+    let mut out = Vec::with_capacity(links.len());
+    for i in 0..links.len() {
+        let v: Value = answers.get(i).catch(ctx).map_err(thrown)?;
+        if let Some(o) = v.as_object()
+            && let Ok(m) = o.get::<_, String>("__kumo_thrown")
+        {
+            out.push(Err(Failure::Thrown(m)));
+            continue;
+        }
+        out.push(answer_of(ctx, v));
+    }
+    Ok(out)
+}
+
+/// A hook's answer as JSON (`None` for `undefined`): simple values read directly, others
+/// through `JSON.stringify`.
+fn answer_of<'js>(ctx: &Ctx<'js>, answer: Value<'js>) -> Result<Option<serde_json::Value>, Failure> {
+    let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
+    {
         if answer.is_undefined() {
             return Ok(None);
         }
@@ -166,6 +318,17 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// The object `page` is for this call: the page becomes the one its methods read.
+    fn page_object<'js>(&self, ctx: &Ctx<'js>, page: &Page) -> rquickjs::Result<Object<'js>> {
+        let n = self.pages.get() + 1.0;
+        self.pages.set(n);
+        *self.current.borrow_mut() = Some((n, page.0.clone()));
+        let proto = self.page_proto.clone().restore(ctx)?;
+        page::object(ctx, &proto, &page.0, n)
+    }
+}
+
 /// One argument of a call.
 pub(crate) enum Arg<'a> {
     Str(&'a str),
@@ -173,27 +336,9 @@ pub(crate) enum Arg<'a> {
     Null,
     /// An object or array, as JSON text.
     Json(String),
-    /// A page, made into an object field by field (its body as a string: escaping it as JSON
-    /// and parsing it again cost more than the rest of a call).
-    Page(&'a PageView<'a>),
-}
-
-/// `{url, status, headers, body}` of `page`, the body cut at [`MAX_BODY`].
-fn page_object<'js>(ctx: &Ctx<'js>, page: &PageView<'_>) -> rquickjs::Result<Object<'js>> {
-    let o = Object::new(ctx.clone())?;
-    o.set("url", page.url)?;
-    o.set("status", page.status)?;
-    let headers = Object::new(ctx.clone())?;
-    for (name, value) in &page.headers {
-        headers.set(name.to_ascii_lowercase(), *value)?;
-    }
-    o.set("headers", headers)?;
-    let mut end = page.body.len().min(MAX_BODY);
-    while !page.body.is_char_boundary(end) {
-        end -= 1;
-    }
-    o.set("body", &page.body[..end])?;
-    Ok(o)
+    /// A page: an object with its URL and status, whose body, headers and queries are read
+    /// from the page's data only when the script asks for them.
+    Page(&'a Page),
 }
 
 /// Why a call failed, before it is named for its hook.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use serde_json::Value;
 
 use crate::sandbox::{Arg, Sandbox};
-use crate::{Limits, ScriptError};
+use crate::{Limits, Page, ScriptError};
 
 /// The functions a script may define; each is optional.
 pub const HOOKS: [&str; 5] = ["allow", "priority", "rewrite", "item", "extract"];
@@ -57,21 +57,12 @@ pub enum ItemAnswer {
     Replace(serde_json::Map<String, Value>),
 }
 
-/// A page as a script sees it: plain data, no handle on anything of kumo's.
-#[derive(Debug, Clone, Default)]
-pub struct PageView<'a> {
-    pub url: &'a str,
-    pub status: u16,
-    pub headers: Vec<(&'a str, &'a str)>,
-    pub body: &'a str,
-}
-
 impl Script {
     /// Loads `source`, named `file` in errors: it is run once here, so a mistake in it is
     /// an error now, with its line and column.
     pub fn load(file: &str, source: &str, limits: Limits) -> Result<Script, ScriptError> {
         let sandbox = Sandbox::load(source, file, limits)?;
-        let defines = HOOKS.map(|h| sandbox.defines(h));
+        let defines = std::array::from_fn(|i| sandbox.defines(i));
         let key = format!("{file}\u{0}{source}\u{0}{limits:?}");
         let id = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
         SANDBOXES.with(|s| s.borrow_mut().insert(id, sandbox));
@@ -94,8 +85,9 @@ impl Script {
         &self.file
     }
 
-    /// Calls `hook` on this thread's sandbox (made now if this thread has none).
-    fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
+    /// Runs `f` on this thread's sandbox (made now if this thread has none); a runtime that
+    /// ran out of memory is dropped (the next call makes another).
+    fn with_sandbox<T>(&self, f: impl FnOnce(&Sandbox) -> Result<T, ScriptError>) -> Result<T, ScriptError> {
         SANDBOXES.with(|s| {
             let mut s = s.borrow_mut();
             let sandbox = match s.entry(self.id) {
@@ -104,21 +96,61 @@ impl Script {
                     v.insert(Sandbox::load(&self.source, &self.file, self.limits)?)
                 }
             };
-            let answer = sandbox.call(hook, args);
+            let answer = f(sandbox);
             if matches!(answer, Err(ScriptError::OutOfMemory { .. })) {
-                // A runtime that hit its limit is not trusted again: the next call makes another.
                 s.remove(&self.id);
-            }
-            match &answer {
-                Ok(_) => self.failing.store(0, Ordering::Relaxed),
-                Err(_) => {
-                    if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
-                        return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });
-                    }
-                }
             }
             answer
         })
+    }
+
+    /// Counts one call's outcome: a success ends a run of failures; the failure that makes
+    /// [`FAILURES_TO_DISABLE`] in a row turns the script off, and says so instead.
+    fn counted<T>(&self, answer: Result<T, ScriptError>) -> Result<T, ScriptError> {
+        match &answer {
+            Ok(_) => self.failing.store(0, Ordering::Relaxed),
+            Err(_) => {
+                if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
+                    return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });
+                }
+            }
+        }
+        answer
+    }
+
+    /// Calls `hook` on this thread's sandbox.
+    fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
+        let index = index_of(hook);
+        self.counted(self.with_sandbox(|sandbox| sandbox.call(index, args)))
+    }
+
+    /// Calls the per-link `hook` on every one of `links` (URL, depth), in one call of the
+    /// sandbox when it can: each answer in its place. If that call runs out of time or
+    /// memory, the hook is called link by link, each with its own budget, so only the links
+    /// that cause it fail.
+    fn call_each(
+        &self,
+        hook: &'static str,
+        links: &[(&str, u32)],
+        referrer: Option<&str>,
+    ) -> Vec<Result<Option<Value>, ScriptError>> {
+        if links.is_empty() {
+            return Vec::new();
+        }
+        let index = index_of(hook);
+        match self.with_sandbox(|sandbox| sandbox.call_each(index, links, referrer)) {
+            Ok(answers) => answers.into_iter().map(|a| self.counted(a)).collect(),
+            Err(_) => links
+                .iter()
+                .map(|(url, depth)| {
+                    let mut args = vec![Arg::Str(url), Arg::Num(f64::from(*depth))];
+                    if hook == "priority" {
+                        args.push(referrer.map_or(Arg::Null, Arg::Str));
+                    }
+                    self.call(hook, &args)
+                })
+                .collect(),
+        }
     }
 
     /// `allow(url, depth) -> bool`: whether a link is followed. `None` when not defined.
@@ -126,11 +158,15 @@ impl Script {
         if !self.defines("allow") {
             return Ok(None);
         }
-        match self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])? {
-            None => Ok(Some(true)),
-            Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(other) => Err(bad("allow", &other, "true or false")),
+        as_allow(self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])?)
+    }
+
+    /// `allow` on each of a page's links (URL, depth), in order.
+    pub fn allow_each(&self, links: &[(&str, u32)]) -> Vec<Result<Option<bool>, ScriptError>> {
+        if !self.defines("allow") {
+            return links.iter().map(|_| Ok(None)).collect();
         }
+        self.call_each("allow", links, None).into_iter().map(|a| as_allow(a?)).collect()
     }
 
     /// `priority(url, depth, referrer) -> int`: the request's priority. `None` when not
@@ -144,17 +180,22 @@ impl Script {
         if !self.defines("priority") {
             return Ok(None);
         }
-        match self.call(
+        as_priority(self.call(
             "priority",
             &[Arg::Str(url), Arg::Num(f64::from(depth)), referrer.map_or(Arg::Null, Arg::Str)],
-        )? {
-            None => Ok(None),
-            Some(Value::Number(n)) => n
-                .as_f64()
-                .map(|f| Some(f.round() as i64))
-                .ok_or_else(|| bad("priority", &Value::Number(n), "a number")),
-            Some(other) => Err(bad("priority", &other, "a number")),
+        )?)
+    }
+
+    /// `priority` on each of a page's links (URL, depth), all found on `referrer`, in order.
+    pub fn priority_each(
+        &self,
+        links: &[(&str, u32)],
+        referrer: Option<&str>,
+    ) -> Vec<Result<Option<i64>, ScriptError>> {
+        if !self.defines("priority") {
+            return links.iter().map(|_| Ok(None)).collect();
         }
+        self.call_each("priority", links, referrer).into_iter().map(|a| as_priority(a?)).collect()
     }
 
     /// `rewrite(url) -> url | null`: the URL to follow instead, or none. Not defined: keep.
@@ -162,25 +203,30 @@ impl Script {
         if !self.defines("rewrite") {
             return Ok(Rewrite::Keep);
         }
-        match self.call("rewrite", &[Arg::Str(url)])? {
-            None => Ok(Rewrite::Keep),
-            Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
-            Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
-            Some(Value::String(s)) => Ok(Rewrite::To(s)),
-            Some(other) => Err(bad("rewrite", &other, "a URL or null")),
+        as_rewrite(url, self.call("rewrite", &[Arg::Str(url)])?)
+    }
+
+    /// `rewrite` on each of a page's links (URL, depth), in order.
+    pub fn rewrite_each(&self, links: &[(&str, u32)]) -> Vec<Result<Rewrite, ScriptError>> {
+        if !self.defines("rewrite") {
+            return links.iter().map(|_| Ok(Rewrite::Keep)).collect();
         }
+        let answers = self.call_each("rewrite", links, None);
+        answers.into_iter().zip(links).map(|(a, (url, _))| as_rewrite(url, a?)).collect()
     }
 
     /// `item(item, page) -> item | null`: an item changed, or dropped. Not defined: keep.
     pub fn item(
         &self,
         item: &serde_json::Map<String, Value>,
-        page: &PageView<'_>,
+        page: &Page,
     ) -> Result<ItemAnswer, ScriptError> {
         if !self.defines("item") {
             return Ok(ItemAnswer::Keep);
         }
-        match self.call("item", &[Arg::Json(Value::Object(item.clone()).to_string()), Arg::Page(page)])? {
+        match self
+            .call("item", &[Arg::Json(serde_json::to_string(item).unwrap_or_default()), Arg::Page(page)])?
+        {
             None => Ok(ItemAnswer::Keep),
             Some(Value::Null | Value::Bool(false)) => Ok(ItemAnswer::Drop),
             Some(Value::Object(o)) => Ok(ItemAnswer::Replace(o)),
@@ -190,10 +236,7 @@ impl Script {
 
     /// `extract(page) -> [items]`: items made from the page (an object is one item). `None`
     /// when not defined.
-    pub fn extract(
-        &self,
-        page: &PageView<'_>,
-    ) -> Result<Option<Vec<serde_json::Map<String, Value>>>, ScriptError> {
+    pub fn extract(&self, page: &Page) -> Result<Option<Vec<serde_json::Map<String, Value>>>, ScriptError> {
         if !self.defines("extract") {
             return Ok(None);
         }
@@ -210,6 +253,39 @@ impl Script {
             Some(other) => return Err(bad("extract", &other, "an array of objects")),
         };
         Ok(Some(items))
+    }
+}
+
+fn index_of(hook: &str) -> usize {
+    HOOKS.iter().position(|h| *h == hook).expect("one of HOOKS")
+}
+
+fn as_allow(answer: Option<Value>) -> Result<Option<bool>, ScriptError> {
+    match answer {
+        None => Ok(Some(true)),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(other) => Err(bad("allow", &other, "true or false")),
+    }
+}
+
+fn as_priority(answer: Option<Value>) -> Result<Option<i64>, ScriptError> {
+    match answer {
+        None => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .map(|f| Some(f.round() as i64))
+            .ok_or_else(|| bad("priority", &Value::Number(n), "a number")),
+        Some(other) => Err(bad("priority", &other, "a number")),
+    }
+}
+
+fn as_rewrite(url: &str, answer: Option<Value>) -> Result<Rewrite, ScriptError> {
+    match answer {
+        None => Ok(Rewrite::Keep),
+        Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
+        Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
+        Some(Value::String(s)) => Ok(Rewrite::To(s)),
+        Some(other) => Err(bad("rewrite", &other, "a URL or null")),
     }
 }
 

@@ -3,20 +3,20 @@
 
 use std::time::{Duration, Instant};
 
-use kumo_script::{ItemAnswer, Limits, PageView, Rewrite, Script, ScriptError};
+use kumo_script::{ItemAnswer, Limits, Page, PageView, Rewrite, Script, ScriptError};
 use serde_json::json;
 
 fn load(source: &str) -> Script {
     Script::load("rules.js", source, Limits::default()).expect("the script loads")
 }
 
-fn page() -> PageView<'static> {
-    PageView {
+fn page() -> Page {
+    Page::new(&PageView {
         url: "http://127.0.0.1/quote/1",
         status: 200,
         headers: vec![("Content-Type", "text/html")],
         body: "<p>Hello</p>",
-    }
+    })
 }
 
 #[test]
@@ -197,4 +197,150 @@ fn a_script_that_keeps_failing_is_turned_off() {
     assert!(matches!(last, Some(Err(ScriptError::Disabled { .. }))), "{last:?}");
     assert!(s.disabled());
     assert_eq!(s.allow("http://a/bad", 0), Ok(None), "off: as if it defined nothing");
+}
+
+fn quotes_page(body: &'static str) -> Page {
+    Page::new(&PageView {
+        url: "http://127.0.0.1/page/1/",
+        status: 200,
+        headers: vec![("Content-Type", "text/html; charset=utf-8")],
+        body,
+    })
+}
+
+const QUOTES: &str = r#"<html><body>
+  <div class="quote"><span class="text">“One”</span> <small class="author">Ann</small>
+    <a class="tag" href="/tag/a/">a</a><a class="tag" href="/tag/b/">b</a></div>
+  <div class="quote"><span class="text">“Two”</span> <small class="author">Bob</small></div>
+  <script type="application/ld+json">{"n": 2}</script>
+</body></html>"#;
+
+#[test]
+fn a_page_answers_css_xpath_regex_and_json_queries_as_spider_fields_do() {
+    let s = load(
+        r#"
+        function extract(page) {
+          return [{
+            texts: page.css("span.text"),
+            hrefs: page.css("a.tag", "href"),
+            authors: page.xpath("//small[@class='author']/text()"),
+            ids: page.regex("/tag/(\\w)/"),
+            none: page.css("table td"),
+            status: page.status,
+            url: page.url,
+            type: page.headers["content-type"],
+            length: page.body.length,
+          }];
+        }
+        "#,
+    );
+    let got = s.extract(&quotes_page(QUOTES)).unwrap().unwrap();
+    assert_eq!(
+        serde_json::Value::Object(got[0].clone()),
+        json!({
+            "texts": ["“One”", "“Two”"],
+            "hrefs": ["/tag/a/", "/tag/b/"],
+            "authors": ["Ann", "Bob"],
+            "ids": ["a", "b"],
+            "none": [],
+            "status": 200,
+            "url": "http://127.0.0.1/page/1/",
+            "type": "text/html; charset=utf-8",
+            "length": QUOTES.chars().count(),
+        })
+    );
+    let api = Page::new(&PageView {
+        url: "http://127.0.0.1/api",
+        status: 200,
+        headers: vec![("content-type", "application/json")],
+        body: r#"{"quotes": [{"author": "Ann"}, {"author": "Bob"}]}"#,
+    });
+    let s = load("function extract(page) { return { authors: page.json('$.quotes[*].author') }; }");
+    assert_eq!(s.extract(&api).unwrap().unwrap()[0]["authors"], json!(["Ann", "Bob"]));
+}
+
+#[test]
+fn a_bad_selector_or_a_query_that_does_not_apply_fails_the_call_with_its_reason() {
+    let s = load("function extract(page) { return [{ n: page.css('div[').length }]; }");
+    let e = s.extract(&quotes_page(QUOTES)).unwrap_err();
+    assert!(
+        matches!(&e, ScriptError::Thrown { hook: "extract", message } if message.contains("page.css")),
+        "{e}"
+    );
+    let api = Page::new(&PageView {
+        url: "http://127.0.0.1/api",
+        status: 200,
+        headers: vec![("content-type", "application/json")],
+        body: "{}",
+    });
+    let s = load("function extract(page) { return [{ n: page.css('div').length }]; }");
+    let e = s.extract(&api).unwrap_err();
+    assert!(e.to_string().contains("JSON"), "{e}");
+}
+
+#[test]
+fn a_page_kept_past_its_call_reads_nothing() {
+    // A Map made at load is the one mutable place a script has across calls.
+    let s = load(
+        r#"
+        const kept = new Map();
+        function extract(page) {
+          const before = kept.get("page");
+          kept.set("page", page);
+          if (before) return [{ stale: before.css("span.text") }];
+          return [{ fresh: page.css("span.text").length }];
+        }
+        "#,
+    );
+    assert_eq!(s.extract(&quotes_page(QUOTES)).unwrap().unwrap()[0]["fresh"], json!(2));
+    let e = s.extract(&quotes_page("<span class='text'>other</span>")).unwrap_err();
+    assert!(e.to_string().contains("call that has ended"), "{e}");
+}
+
+#[test]
+fn a_pages_links_are_answered_at_once_each_in_its_place() {
+    let s = load(
+        r#"
+        function allow(url, depth) { if (url.includes("boom")) throw new Error("no " + url); return depth < 3; }
+        function priority(url, depth, referrer) { return url.length + depth + (referrer ? 1000 : 0); }
+        function rewrite(url) { return url.includes("drop") ? null : url.endsWith("?x") ? url.slice(0, -2) : undefined; }
+        "#,
+    );
+    let links = [("http://a/1", 1), ("http://a/boom", 1), ("http://a/3", 5)];
+    let allowed = s.allow_each(&links);
+    assert_eq!(allowed[0], Ok(Some(true)));
+    assert!(
+        matches!(&allowed[1], Err(ScriptError::Thrown { hook: "allow", message }) if message == "Error: no http://a/boom")
+    );
+    assert_eq!(allowed[2], Ok(Some(false)));
+    assert_eq!(
+        s.priority_each(&[("http://a/1", 2), ("http://a/22", 0)], Some("http://a/")),
+        vec![Ok(Some(1012)), Ok(Some(1011))]
+    );
+    assert_eq!(s.priority_each(&[("http://a/1", 2)], None), vec![Ok(Some(12))]);
+    assert_eq!(
+        s.rewrite_each(&[("http://a/drop", 1), ("http://a/p?x", 1), ("http://a/q", 1)]),
+        vec![Ok(Rewrite::Drop), Ok(Rewrite::To("http://a/p".into())), Ok(Rewrite::Keep)]
+    );
+    // Each answer is what the single call gives.
+    assert_eq!(s.allow("http://a/3", 5), Ok(Some(false)));
+    assert!(s.allow_each(&[]).is_empty());
+}
+
+#[test]
+fn a_link_whose_hook_never_ends_fails_alone() {
+    let limits = Limits { call: Duration::from_millis(30), ..Limits::default() };
+    let s = Script::load(
+        "rules.js",
+        "function priority(url) { if (url.endsWith('/loop')) for (;;) {} return 7; }",
+        limits,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let got = s.priority_each(&[("http://a/1", 1), ("http://a/loop", 1), ("http://a/3", 1)], None);
+    assert_eq!(got[0], Ok(Some(7)));
+    assert!(matches!(got[1], Err(ScriptError::Timeout { hook: "priority", .. })), "{:?}", got[1]);
+    assert_eq!(got[2], Ok(Some(7)));
+    // The whole page's budget, then the looping link's own: well under a second.
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
 }

@@ -193,7 +193,7 @@ impl ConfigSpider {
                         priority: Some(r.priority),
                     })
                     .collect(),
-                errors: analysis.script_errors,
+                errors: analysis.script_errors.into_iter().map(|f| f.message).collect(),
             });
         }
         report

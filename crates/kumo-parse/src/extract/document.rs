@@ -2,6 +2,7 @@
 //! once and only when some selector needs it (the CSS DOM, the XPath tree, the JSON value),
 //! shared by every field and model that runs on the page.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use scraper::Html;
@@ -26,9 +27,9 @@ use url::Url;
 /// assert_eq!(links.extract_from(&page).dig[0].as_str(), "http://example.com/a");
 /// ```
 pub struct Document<'a> {
-    body: &'a str,
+    body: Cow<'a, str>,
     is_json: bool,
-    url: &'a Url,
+    url: Cow<'a, Url>,
     html: OnceCell<Html>,
     xpath: OnceCell<Result<XpathItemTree, String>>,
     json: OnceCell<Result<Value, String>>,
@@ -51,9 +52,9 @@ impl<'a> Document<'a> {
     /// since APIs often answer with `text/plain` or `text/html`.
     pub fn new(body: &'a str, content_type_is_json: bool, page_url: &'a Url) -> Self {
         Document {
-            body,
+            body: Cow::Borrowed(body),
             is_json: content_type_is_json,
-            url: page_url,
+            url: Cow::Borrowed(page_url),
             html: OnceCell::new(),
             xpath: OnceCell::new(),
             json: OnceCell::new(),
@@ -61,12 +62,26 @@ impl<'a> Document<'a> {
         }
     }
 
-    pub fn body(&self) -> &'a str {
-        self.body
+    /// A page that owns its body and URL: one that must outlive the borrow it came from
+    /// (a script's query function keeps it for the length of a call).
+    pub fn owned(body: String, content_type_is_json: bool, page_url: Url) -> Document<'static> {
+        Document {
+            body: Cow::Owned(body),
+            is_json: content_type_is_json,
+            url: Cow::Owned(page_url),
+            html: OnceCell::new(),
+            xpath: OnceCell::new(),
+            json: OnceCell::new(),
+            base: OnceCell::new(),
+        }
     }
 
-    pub fn url(&self) -> &'a Url {
-        self.url
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
     }
 
     /// Whether the response is JSON (CSS and XPath selectors find nothing in it).
@@ -79,7 +94,7 @@ impl<'a> Document<'a> {
         if self.is_json {
             return Err("css selectors do not apply to a JSON response".to_owned());
         }
-        Ok(self.html.get_or_init(|| Html::parse_document(self.body)))
+        Ok(self.html.get_or_init(|| Html::parse_document(&self.body)))
     }
 
     /// The XPath tree, parsed on first use.
@@ -89,7 +104,7 @@ impl<'a> Document<'a> {
         }
         self.xpath
             .get_or_init(|| {
-                skyscraper::html::parse(self.body)
+                skyscraper::html::parse(&self.body)
                     .map_err(|e| format!("the page does not parse for XPath: {e}"))
             })
             .as_ref()
@@ -99,7 +114,9 @@ impl<'a> Document<'a> {
     /// The body as JSON, parsed on first use.
     pub(super) fn json(&self) -> Result<&Value, String> {
         self.json
-            .get_or_init(|| serde_json::from_str(self.body).map_err(|e| format!("the body is not JSON: {e}")))
+            .get_or_init(|| {
+                serde_json::from_str(&self.body).map_err(|e| format!("the body is not JSON: {e}"))
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -109,14 +126,14 @@ impl<'a> Document<'a> {
     pub(super) fn base(&self) -> &Url {
         self.base.get_or_init(|| {
             let Ok(html) = self.html() else {
-                return self.url.clone();
+                return self.url.clone().into_owned();
             };
             let selector = scraper::Selector::parse("base[href]").expect("a valid built-in selector");
             html.select(&selector)
                 .next()
                 .and_then(|base| base.value().attr("href"))
                 .and_then(|href| self.url.join(href.trim()).ok())
-                .unwrap_or_else(|| self.url.clone())
+                .unwrap_or_else(|| self.url.clone().into_owned())
         })
     }
 }

@@ -67,6 +67,7 @@ mod document;
 mod fast;
 mod json;
 mod model;
+mod query;
 mod regex;
 mod run;
 mod value;
@@ -79,6 +80,7 @@ use url::Url;
 pub use compile::{CompiledModel, ModelError, Place, Problem};
 pub use document::Document;
 pub use model::{Field, Model, Selector, Take};
+pub use query::{Found, Query};
 
 /// Most memory one compiled regex may take (the `regex` crate's `size_limit`).
 pub const REGEX_SIZE_LIMIT: usize = regex::SIZE_LIMIT;
