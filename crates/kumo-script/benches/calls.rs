@@ -35,6 +35,14 @@ fn calls(c: &mut Criterion) {
     let page =
         Page::new(&PageView { url: "http://127.0.0.1:8000/page/2/", status: 200, headers: vec![], body: "" });
     g.bench_function("item", |b| b.iter(|| script.item(black_box(&quote), &page)));
+    let body = "<html><body><p>a product page</p></body></html>".repeat(250);
+    let view = PageView {
+        url: "http://127.0.0.1:8000/page/2/",
+        status: 200,
+        headers: vec![("content-type", "text/html"), ("content-length", "12000"), ("server", "kumo")],
+        body: &body,
+    };
+    g.bench_function("page (12 kB, 3 headers)", |b| b.iter(|| Page::new(black_box(&view))));
     g.finish();
 }
 

@@ -23,29 +23,6 @@ type Intrinsics =
 /// How long loading a script may take (its top level runs once per thread).
 const LOAD_BUDGET: Duration = Duration::from_secs(1);
 
-/// The hooks called once per link, which a page calls for all its links at once.
-pub(crate) const PER_LINK: [&str; 3] = ["allow", "priority", "rewrite"];
-
-/// Wraps a per-link hook: called with the page's URLs, their depths and the referrer, it
-/// answers an array of the hook's answers, a throw caught in its place (a deadline or the
-/// heap limit ends the whole call, uncaught).
-const EACH: &str = r#"(function (f) {
-    'use strict';
-    return function (urls, depths, referrer) {
-        const out = new Array(urls.length);
-        for (let i = 0; i < urls.length; i++) {
-            try {
-                out[i] = f(urls[i], depths[i], referrer);
-            } catch (e) {
-                let m;
-                try { m = e instanceof Error ? e.name + ": " + e.message : String(e); } catch (_) { m = "a value"; }
-                out[i] = { __kumo_thrown: m };
-            }
-        }
-        return out;
-    };
-})"#;
-
 /// No deadline.
 const NONE: u64 = u64::MAX;
 
@@ -54,9 +31,6 @@ pub(crate) struct Sandbox {
     /// The hooks the script defines (by their place in [`HOOKS`]), kept as handles: a call
     /// looks nothing up by name.
     hooks: [Option<Persistent<Function<'static>>>; HOOKS.len()],
-    /// For the hooks called once per link (`allow`, `priority`, `rewrite`): the hook called
-    /// on every link of a page in one call, each answer (or what it threw) in its place.
-    each: [Option<Persistent<Function<'static>>>; HOOKS.len()],
     /// What every page object inherits: `body`, `headers` and the query methods.
     page_proto: Persistent<Object<'static>>,
     /// The page the running call was handed, and the number of the next one.
@@ -92,9 +66,8 @@ impl Sandbox {
         let not_loaded =
             |ctx: &Ctx<'_>, e: rquickjs::Error| located(file, &Err::<(), _>(e).catch(ctx).unwrap_err());
         let loaded = context.with(|ctx| {
-            // Made before the script runs, while `eval` still exists; they leave no global.
+            // Made before the script runs, while `eval` still exists; it leaves no global.
             let proto = page::prototype(&ctx, current.clone()).map_err(|e| not_loaded(&ctx, e))?;
-            let each_of: Function = ctx.eval(EACH).map_err(|e| not_loaded(&ctx, e))?;
             deadline.store(epoch.elapsed().saturating_add(LOAD_BUDGET).as_nanos() as u64, Ordering::Relaxed);
             let mut opts = EvalOptions::default();
             opts.global = true;
@@ -114,23 +87,12 @@ impl Sandbox {
                     .and_then(|v| v.into_function())
                     .map(|f| Persistent::save(&ctx, f))
             });
-            let mut each: [Option<Persistent<Function<'static>>>; HOOKS.len()] = Default::default();
-            for (i, name) in HOOKS.iter().enumerate() {
-                if !PER_LINK.contains(name) {
-                    continue;
-                }
-                if let Some(f) = globals.get::<_, Value>(*name).ok().and_then(|v| v.into_function()) {
-                    let wrapped: Function = each_of.call((f,)).map_err(|e| not_loaded(&ctx, e))?;
-                    each[i] = Some(Persistent::save(&ctx, wrapped));
-                }
-            }
-            Ok::<_, ScriptError>((hooks, each, Persistent::save(&ctx, proto)))
+            Ok::<_, ScriptError>((hooks, Persistent::save(&ctx, proto)))
         });
         deadline.store(NONE, Ordering::Relaxed);
-        let (hooks, each, page_proto) = loaded?;
+        let (hooks, page_proto) = loaded?;
         Ok(Sandbox {
             hooks,
-            each,
             page_proto,
             current,
             pages: Cell::new(0.0),
@@ -212,76 +174,6 @@ impl Sandbox {
         let answer: Value = f.call_arg(call).catch(ctx).map_err(thrown)?;
         answer_of(ctx, answer)
     }
-
-    /// Calls the per-link hook at `index` on every one of `links` (URL, depth) in one call,
-    /// under a budget of one call per link; each answer in its place. The whole call fails
-    /// only if it ran out of time or memory (the caller then calls the hook link by link).
-    pub fn call_each(
-        &self,
-        index: usize,
-        links: &[(&str, u32)],
-        referrer: Option<&str>,
-    ) -> Result<Vec<Result<Option<serde_json::Value>, ScriptError>>, ScriptError> {
-        let hook = HOOKS[index];
-        let Some(f) = &self.each[index] else { return Ok(links.iter().map(|_| Ok(None)).collect()) };
-        let n = u32::try_from(links.len()).unwrap_or(u32::MAX).max(1);
-        let budget = self.limits.call.saturating_mul(n);
-        self.arm(budget);
-        let result = self.context.with(|ctx| each_in(&ctx, f, links, referrer));
-        let timed_out = self.past_deadline();
-        self.disarm();
-        match result {
-            Ok(answers) => Ok(answers
-                .into_iter()
-                .map(|a| {
-                    a.map_err(|e| match e {
-                        Failure::Thrown(message) => ScriptError::Thrown { hook, message },
-                        Failure::NotJson(got) => ScriptError::BadAnswer { hook, got, wanted: "JSON data" },
-                    })
-                })
-                .collect()),
-            Err(_) if timed_out => Err(ScriptError::Timeout { hook, budget }),
-            Err(Failure::Thrown(m)) if m.contains("out of memory") => {
-                Err(ScriptError::OutOfMemory { hook, limit: self.limits.memory })
-            }
-            Err(Failure::Thrown(message)) => Err(ScriptError::Thrown { hook, message }),
-            Err(Failure::NotJson(got)) => Err(ScriptError::BadAnswer { hook, got, wanted: "an array" }),
-        }
-    }
-}
-
-/// The per-link wrapper `f` on `links`: each answer, or what its call threw.
-fn each_in<'js>(
-    ctx: &Ctx<'js>,
-    f: &Persistent<Function<'static>>,
-    links: &[(&str, u32)],
-    referrer: Option<&str>,
-) -> Result<Vec<Result<Option<serde_json::Value>, Failure>>, Failure> {
-    let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
-    let f: Function = f.clone().restore(ctx).catch(ctx).map_err(thrown)?;
-    let urls = rquickjs::Array::new(ctx.clone()).catch(ctx).map_err(thrown)?;
-    let depths = rquickjs::Array::new(ctx.clone()).catch(ctx).map_err(thrown)?;
-    for (i, (url, depth)) in links.iter().enumerate() {
-        urls.set(i, *url).catch(ctx).map_err(thrown)?;
-        depths.set(i, *depth).catch(ctx).map_err(thrown)?;
-    }
-    let referrer = match referrer {
-        Some(r) => rquickjs::String::from_str(ctx.clone(), r).catch(ctx).map_err(thrown)?.into_value(),
-        None => Value::new_null(ctx.clone()),
-    };
-    let answers: rquickjs::Array = f.call((urls, depths, referrer)).catch(ctx).map_err(thrown)?;
-    let mut out = Vec::with_capacity(links.len());
-    for i in 0..links.len() {
-        let v: Value = answers.get(i).catch(ctx).map_err(thrown)?;
-        if let Some(o) = v.as_object()
-            && let Ok(m) = o.get::<_, String>("__kumo_thrown")
-        {
-            out.push(Err(Failure::Thrown(m)));
-            continue;
-        }
-        out.push(answer_of(ctx, v));
-    }
-    Ok(out)
 }
 
 /// A hook's answer as JSON (`None` for `undefined`): simple values read directly, others

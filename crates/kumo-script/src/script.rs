@@ -124,49 +124,12 @@ impl Script {
         self.counted(self.with_sandbox(|sandbox| sandbox.call(index, args)))
     }
 
-    /// Calls the per-link `hook` on every one of `links` (URL, depth), in one call of the
-    /// sandbox when it can: each answer in its place. If that call runs out of time or
-    /// memory, the hook is called link by link, each with its own budget, so only the links
-    /// that cause it fail.
-    fn call_each(
-        &self,
-        hook: &'static str,
-        links: &[(&str, u32)],
-        referrer: Option<&str>,
-    ) -> Vec<Result<Option<Value>, ScriptError>> {
-        if links.is_empty() {
-            return Vec::new();
-        }
-        let index = index_of(hook);
-        match self.with_sandbox(|sandbox| sandbox.call_each(index, links, referrer)) {
-            Ok(answers) => answers.into_iter().map(|a| self.counted(a)).collect(),
-            Err(_) => links
-                .iter()
-                .map(|(url, depth)| {
-                    let mut args = vec![Arg::Str(url), Arg::Num(f64::from(*depth))];
-                    if hook == "priority" {
-                        args.push(referrer.map_or(Arg::Null, Arg::Str));
-                    }
-                    self.call(hook, &args)
-                })
-                .collect(),
-        }
-    }
-
     /// `allow(url, depth) -> bool`: whether a link is followed. `None` when not defined.
     pub fn allow(&self, url: &str, depth: u32) -> Result<Option<bool>, ScriptError> {
         if !self.defines("allow") {
             return Ok(None);
         }
         as_allow(self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])?)
-    }
-
-    /// `allow` on each of a page's links (URL, depth), in order.
-    pub fn allow_each(&self, links: &[(&str, u32)]) -> Vec<Result<Option<bool>, ScriptError>> {
-        if !self.defines("allow") {
-            return links.iter().map(|_| Ok(None)).collect();
-        }
-        self.call_each("allow", links, None).into_iter().map(|a| as_allow(a?)).collect()
     }
 
     /// `priority(url, depth, referrer) -> int`: the request's priority. `None` when not
@@ -186,33 +149,12 @@ impl Script {
         )?)
     }
 
-    /// `priority` on each of a page's links (URL, depth), all found on `referrer`, in order.
-    pub fn priority_each(
-        &self,
-        links: &[(&str, u32)],
-        referrer: Option<&str>,
-    ) -> Vec<Result<Option<i64>, ScriptError>> {
-        if !self.defines("priority") {
-            return links.iter().map(|_| Ok(None)).collect();
-        }
-        self.call_each("priority", links, referrer).into_iter().map(|a| as_priority(a?)).collect()
-    }
-
     /// `rewrite(url) -> url | null`: the URL to follow instead, or none. Not defined: keep.
     pub fn rewrite(&self, url: &str) -> Result<Rewrite, ScriptError> {
         if !self.defines("rewrite") {
             return Ok(Rewrite::Keep);
         }
         as_rewrite(url, self.call("rewrite", &[Arg::Str(url)])?)
-    }
-
-    /// `rewrite` on each of a page's links (URL, depth), in order.
-    pub fn rewrite_each(&self, links: &[(&str, u32)]) -> Vec<Result<Rewrite, ScriptError>> {
-        if !self.defines("rewrite") {
-            return links.iter().map(|_| Ok(Rewrite::Keep)).collect();
-        }
-        let answers = self.call_each("rewrite", links, None);
-        answers.into_iter().zip(links).map(|(a, (url, _))| as_rewrite(url, a?)).collect()
     }
 
     /// `item(item, page) -> item | null`: an item changed, or dropped. Not defined: keep.

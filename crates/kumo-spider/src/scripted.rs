@@ -44,16 +44,11 @@ pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Anal
             }
         }
     }
-    // The links, each hook called on all of them at once (one call of the sandbox per hook
-    // and page): rewritten, then allowed, then given their priority.
-    let referrer = resp.url.as_str();
-    let mut requests = std::mem::take(&mut out.requests);
-    if script.defines("rewrite") {
-        let links: Vec<(&str, u32)> = requests.iter().map(|r| (r.url.as_str(), r.depth)).collect();
-        let answers = script.rewrite_each(&links);
-        let mut kept = Vec::with_capacity(requests.len());
-        for (mut req, answer) in requests.into_iter().zip(answers) {
-            match answer {
+    if ["rewrite", "allow", "priority"].iter().any(|h| script.defines(h)) {
+        let referrer = resp.url.as_str();
+        let requests = std::mem::take(&mut out.requests);
+        for mut req in requests {
+            match script.rewrite(req.url.as_str()) {
                 Ok(Rewrite::Keep) => {}
                 Ok(Rewrite::Drop) => continue,
                 Ok(Rewrite::To(to)) => match Url::parse(&to) {
@@ -69,35 +64,18 @@ pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Anal
                 },
                 Err(e) => note(e),
             }
-            kept.push(req);
-        }
-        requests = kept;
-    }
-    if script.defines("allow") {
-        let links: Vec<(&str, u32)> = requests.iter().map(|r| (r.url.as_str(), r.depth)).collect();
-        let answers = script.allow_each(&links);
-        let mut kept = Vec::with_capacity(requests.len());
-        for (req, answer) in requests.into_iter().zip(answers) {
-            match answer {
+            match script.allow(req.url.as_str(), req.depth) {
                 Ok(Some(false)) => continue,
                 Ok(_) => {}
                 Err(e) => note(e),
             }
-            kept.push(req);
-        }
-        requests = kept;
-    }
-    if script.defines("priority") {
-        let links: Vec<(&str, u32)> = requests.iter().map(|r| (r.url.as_str(), r.depth)).collect();
-        let answers = script.priority_each(&links, Some(referrer));
-        for (req, answer) in requests.iter_mut().zip(answers) {
-            match answer {
+            match script.priority(req.url.as_str(), req.depth, Some(referrer)) {
                 Ok(Some(p)) => req.priority = p.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
                 Ok(None) => {}
                 Err(e) => note(e),
             }
+            out.requests.push(req);
         }
     }
-    out.requests = requests;
     out.script_errors.extend(failed);
 }
