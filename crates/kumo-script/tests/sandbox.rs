@@ -143,6 +143,29 @@ fn a_builtin_that_runs_long_is_interrupted_too() {
     assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
 }
 
+/// The builtins a rule is most likely to run long in: a regular expression that backtracks
+/// without end, a sort with a script comparator, and a string built up in a loop. Each is
+/// cut at its budget (quickjs-ng polls the interrupt in its regex engine too).
+#[test]
+fn long_running_builtins_are_interrupted_at_their_budget() {
+    let limits = Limits { call: Duration::from_millis(50), ..Limits::default() };
+    for (what, source) in [
+        ("regex", "function allow(u) { return /^(a+)+$/.test('a'.repeat(40) + 'b'); }"),
+        (
+            "sort",
+            "function allow(u) { const a = []; for (let i = 0; i < 1e5; i++) a.push(-i); \
+             a.sort((x, y) => { for (let j = 0; j < 1e3; j++) {} return x - y; }); return true; }",
+        ),
+        ("string", "function allow(u) { let s = ''; for (;;) { s = s.slice(-1000) + u; } }"),
+    ] {
+        let s = Script::load("rules.js", source, limits).unwrap();
+        let started = Instant::now();
+        let got = s.allow("http://a/", 0);
+        assert!(matches!(got, Err(ScriptError::Timeout { .. })), "{what}: {got:?}");
+        assert!(started.elapsed() < Duration::from_secs(1), "{what}: {:?}", started.elapsed());
+    }
+}
+
 #[test]
 fn endless_recursion_and_allocation_fail_cleanly() {
     let s = load(
