@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use flate2::{Compress, Compression, FlushCompress, Status};
 
 /// Records shorter than this are stored, not deflated. Starting a deflate stream costs the
 /// default backend (miniz_oxide) about 7 µs whatever the input (its reset zeroes ~230 KB of
@@ -27,7 +27,7 @@ pub(crate) fn append_member(out: &mut Vec<u8>, parts: &[&[u8]], level: u32) -> u
     let total: usize = parts.iter().map(|p| p.len()).sum();
     out.extend_from_slice(&header(level));
 
-    let mut crc = Crc::new();
+    let mut crc = crc32fast::Hasher::new();
     for p in parts {
         crc.update(p);
     }
@@ -39,7 +39,7 @@ pub(crate) fn append_member(out: &mut Vec<u8>, parts: &[&[u8]], level: u32) -> u
         stored(out, parts, total);
     }
 
-    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
     // ISIZE is the length modulo 2^32 (RFC 1952).
     out.extend_from_slice(&(total as u32).to_le_bytes());
     (out.len() - start) as u64
