@@ -63,11 +63,9 @@ impl Sandbox {
         })));
         let context = Context::custom::<Intrinsics>(&runtime).map_err(|e| load_error(e.to_string()))?;
         let current: Current = Rc::new(RefCell::new(None));
-        let not_loaded =
-            |ctx: &Ctx<'_>, e: rquickjs::Error| located(file, &Err::<(), _>(e).catch(ctx).unwrap_err());
         let loaded = context.with(|ctx| {
             // Made before the script runs, while `eval` still exists; it leaves no global.
-            let proto = page::prototype(&ctx, current.clone()).map_err(|e| not_loaded(&ctx, e))?;
+            let proto = page::prototype(&ctx, current.clone()).catch(&ctx).map_err(|e| located(file, &e))?;
             deadline.store(epoch.elapsed().saturating_add(LOAD_BUDGET).as_nanos() as u64, Ordering::Relaxed);
             let mut opts = EvalOptions::default();
             opts.global = true;
@@ -172,15 +170,6 @@ impl Sandbox {
             pushed.catch(ctx).map_err(thrown)?;
         }
         let answer: Value = f.call_arg(call).catch(ctx).map_err(thrown)?;
-        answer_of(ctx, answer)
-    }
-}
-
-/// A hook's answer as JSON (`None` for `undefined`): simple values read directly, others
-/// through `JSON.stringify`.
-fn answer_of<'js>(ctx: &Ctx<'js>, answer: Value<'js>) -> Result<Option<serde_json::Value>, Failure> {
-    let thrown = |e: CaughtError<'_>| Failure::Thrown(message_of(&e));
-    {
         if answer.is_undefined() {
             return Ok(None);
         }
@@ -208,9 +197,7 @@ fn answer_of<'js>(ctx: &Ctx<'js>, answer: Value<'js>) -> Result<Option<serde_jso
             }
         }
     }
-}
 
-impl Sandbox {
     /// The object `page` is for this call: the page becomes the one its methods read.
     fn page_object<'js>(&self, ctx: &Ctx<'js>, page: &Page) -> rquickjs::Result<Object<'js>> {
         let n = self.pages.get() + 1.0;

@@ -85,9 +85,9 @@ impl Script {
         &self.file
     }
 
-    /// Runs `f` on this thread's sandbox (made now if this thread has none); a runtime that
-    /// ran out of memory is dropped (the next call makes another).
-    fn with_sandbox<T>(&self, f: impl FnOnce(&Sandbox) -> Result<T, ScriptError>) -> Result<T, ScriptError> {
+    /// Calls `hook` on this thread's sandbox (made now if this thread has none).
+    fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
+        let index = HOOKS.iter().position(|h| *h == hook).expect("one of HOOKS");
         SANDBOXES.with(|s| {
             let mut s = s.borrow_mut();
             let sandbox = match s.entry(self.id) {
@@ -96,32 +96,21 @@ impl Script {
                     v.insert(Sandbox::load(&self.source, &self.file, self.limits)?)
                 }
             };
-            let answer = f(sandbox);
+            let answer = sandbox.call(index, args);
             if matches!(answer, Err(ScriptError::OutOfMemory { .. })) {
+                // A runtime that hit its limit is not trusted again: the next call makes another.
                 s.remove(&self.id);
+            }
+            match &answer {
+                Ok(_) => self.failing.store(0, Ordering::Relaxed),
+                Err(_) => {
+                    if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
+                        return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });
+                    }
+                }
             }
             answer
         })
-    }
-
-    /// Counts one call's outcome: a success ends a run of failures; the failure that makes
-    /// [`FAILURES_TO_DISABLE`] in a row turns the script off, and says so instead.
-    fn counted<T>(&self, answer: Result<T, ScriptError>) -> Result<T, ScriptError> {
-        match &answer {
-            Ok(_) => self.failing.store(0, Ordering::Relaxed),
-            Err(_) => {
-                if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
-                    return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });
-                }
-            }
-        }
-        answer
-    }
-
-    /// Calls `hook` on this thread's sandbox.
-    fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
-        let index = index_of(hook);
-        self.counted(self.with_sandbox(|sandbox| sandbox.call(index, args)))
     }
 
     /// `allow(url, depth) -> bool`: whether a link is followed. `None` when not defined.
@@ -129,7 +118,11 @@ impl Script {
         if !self.defines("allow") {
             return Ok(None);
         }
-        as_allow(self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])?)
+        match self.call("allow", &[Arg::Str(url), Arg::Num(f64::from(depth))])? {
+            None => Ok(Some(true)),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(other) => Err(bad("allow", &other, "true or false")),
+        }
     }
 
     /// `priority(url, depth, referrer) -> int`: the request's priority. `None` when not
@@ -143,10 +136,17 @@ impl Script {
         if !self.defines("priority") {
             return Ok(None);
         }
-        as_priority(self.call(
+        match self.call(
             "priority",
             &[Arg::Str(url), Arg::Num(f64::from(depth)), referrer.map_or(Arg::Null, Arg::Str)],
-        )?)
+        )? {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .map(|f| Some(f.round() as i64))
+                .ok_or_else(|| bad("priority", &Value::Number(n), "a number")),
+            Some(other) => Err(bad("priority", &other, "a number")),
+        }
     }
 
     /// `rewrite(url) -> url | null`: the URL to follow instead, or none. Not defined: keep.
@@ -154,7 +154,13 @@ impl Script {
         if !self.defines("rewrite") {
             return Ok(Rewrite::Keep);
         }
-        as_rewrite(url, self.call("rewrite", &[Arg::Str(url)])?)
+        match self.call("rewrite", &[Arg::Str(url)])? {
+            None => Ok(Rewrite::Keep),
+            Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
+            Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
+            Some(Value::String(s)) => Ok(Rewrite::To(s)),
+            Some(other) => Err(bad("rewrite", &other, "a URL or null")),
+        }
     }
 
     /// `item(item, page) -> item | null`: an item changed, or dropped. Not defined: keep.
@@ -195,39 +201,6 @@ impl Script {
             Some(other) => return Err(bad("extract", &other, "an array of objects")),
         };
         Ok(Some(items))
-    }
-}
-
-fn index_of(hook: &str) -> usize {
-    HOOKS.iter().position(|h| *h == hook).expect("one of HOOKS")
-}
-
-fn as_allow(answer: Option<Value>) -> Result<Option<bool>, ScriptError> {
-    match answer {
-        None => Ok(Some(true)),
-        Some(Value::Bool(b)) => Ok(Some(b)),
-        Some(other) => Err(bad("allow", &other, "true or false")),
-    }
-}
-
-fn as_priority(answer: Option<Value>) -> Result<Option<i64>, ScriptError> {
-    match answer {
-        None => Ok(None),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .map(|f| Some(f.round() as i64))
-            .ok_or_else(|| bad("priority", &Value::Number(n), "a number")),
-        Some(other) => Err(bad("priority", &other, "a number")),
-    }
-}
-
-fn as_rewrite(url: &str, answer: Option<Value>) -> Result<Rewrite, ScriptError> {
-    match answer {
-        None => Ok(Rewrite::Keep),
-        Some(Value::Null | Value::Bool(false)) => Ok(Rewrite::Drop),
-        Some(Value::String(s)) if s == url => Ok(Rewrite::Keep),
-        Some(Value::String(s)) => Ok(Rewrite::To(s)),
-        Some(other) => Err(bad("rewrite", &other, "a URL or null")),
     }
 }
 

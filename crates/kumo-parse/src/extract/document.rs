@@ -51,24 +51,20 @@ impl<'a> Document<'a> {
     /// nothing (and say so in the issues). JSONPath selectors read the body as JSON either way,
     /// since APIs often answer with `text/plain` or `text/html`.
     pub fn new(body: &'a str, content_type_is_json: bool, page_url: &'a Url) -> Self {
-        Document {
-            body: Cow::Borrowed(body),
-            is_json: content_type_is_json,
-            url: Cow::Borrowed(page_url),
-            html: OnceCell::new(),
-            xpath: OnceCell::new(),
-            json: OnceCell::new(),
-            base: OnceCell::new(),
-        }
+        Document::of(Cow::Borrowed(body), content_type_is_json, Cow::Borrowed(page_url))
     }
 
     /// A page that owns its body and URL: one that must outlive the borrow it came from
     /// (a script's query function keeps it for the length of a call).
     pub fn owned(body: String, content_type_is_json: bool, page_url: Url) -> Document<'static> {
+        Document::of(Cow::Owned(body), content_type_is_json, Cow::Owned(page_url))
+    }
+
+    fn of(body: Cow<'a, str>, is_json: bool, url: Cow<'a, Url>) -> Self {
         Document {
-            body: Cow::Owned(body),
-            is_json: content_type_is_json,
-            url: Cow::Owned(page_url),
+            body,
+            is_json,
+            url,
             html: OnceCell::new(),
             xpath: OnceCell::new(),
             json: OnceCell::new(),
@@ -126,14 +122,14 @@ impl<'a> Document<'a> {
     pub(super) fn base(&self) -> &Url {
         self.base.get_or_init(|| {
             let Ok(html) = self.html() else {
-                return self.url.clone().into_owned();
+                return self.url.as_ref().clone();
             };
             let selector = scraper::Selector::parse("base[href]").expect("a valid built-in selector");
             html.select(&selector)
                 .next()
                 .and_then(|base| base.value().attr("href"))
                 .and_then(|href| self.url.join(href.trim()).ok())
-                .unwrap_or_else(|| self.url.clone().into_owned())
+                .unwrap_or_else(|| self.url.as_ref().clone())
         })
     }
 }
