@@ -30,6 +30,24 @@ pub struct ScriptFailure {
 /// Turns responses into requests and items. Called concurrently from several parser tasks.
 pub trait Analyzer: Send + Sync {
     fn analyze(&self, response: &Response) -> Analysis;
+
+    /// Whether [`Analyzer::steer_link`] does anything (the engine skips it otherwise).
+    fn steers_links(&self) -> bool {
+        false
+    }
+
+    /// Decides over one link of `response`'s analysis that passed scope and that the frontier
+    /// did not already know (a link queued before is dropped by the commit whatever is said
+    /// of it, so it is not asked about): whether it is followed, and at what priority. A
+    /// decision that failed goes to `failures`, and the link stays as it was.
+    fn steer_link(
+        &self,
+        _response: &Response,
+        _link: &mut Request,
+        _failures: &mut Vec<ScriptFailure>,
+    ) -> bool {
+        true
+    }
 }
 
 /// The default analyzer: every link of every successful HTML page, and a page record

@@ -230,6 +230,7 @@ pub(crate) async fn run(
         cfg: cfg.clone(),
         scope: parts.scope.clone(),
         analyzer: parts.analyzer.clone(),
+        frontier: parts.frontier.clone(),
         errors: parts.errors.clone(),
         round_ms: u64::try_from(
             cfg.checked_at

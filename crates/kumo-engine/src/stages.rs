@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use kumo_core::{ErrorKind, Fingerprint, Item, Request, RequestKind, Response, SkipReason, Stage};
 use kumo_downloader::FetchError;
-use kumo_frontier::{HostAdjustment, Lease, LeaseId, PageRecord, Scope};
+use kumo_frontier::{Frontier, HostAdjustment, Lease, LeaseId, PageRecord, Scope};
 use kumo_parse::SitemapKind;
 use kumo_warc::{Records, Revisit};
 use tokio::sync::mpsc;
 
-use crate::analyze::{Analysis, Analyzer};
+use crate::analyze::{Analysis, Analyzer, ScriptFailure};
 use crate::archive;
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
@@ -313,6 +313,8 @@ pub(crate) struct ParseStage {
     pub cfg: Arc<CrawlConfig>,
     pub scope: Arc<Scope>,
     pub analyzer: Arc<dyn Analyzer>,
+    /// Asked only which links it knows already (see [`Frontier::known`]).
+    pub frontier: Arc<dyn Frontier>,
     pub errors: Arc<ErrorStream>,
     /// When this run started, ms since the Unix epoch: the time its page records were checked,
     /// so pages checked in one run fall due together at the next.
@@ -361,6 +363,21 @@ pub(crate) async fn parse_task(
 }
 
 impl ParseStage {
+    /// The analyzer's say on each admitted link the frontier does not know yet; the known ones
+    /// are kept as they are, for the commit to count as seen.
+    fn steer(
+        &self,
+        resp: &Response,
+        discovered: &mut Vec<(Fingerprint, Request)>,
+        failures: &mut Vec<ScriptFailure>,
+    ) {
+        let fps: Vec<Fingerprint> = discovered.iter().map(|(fp, _)| *fp).collect();
+        let mut known = self.frontier.known(&fps).into_iter();
+        discovered.retain_mut(|(_, req)| {
+            known.next().unwrap_or(false) || self.analyzer.steer_link(resp, req, failures)
+        });
+    }
+
     /// What `resp` holds for the crawl; the links found on it go to `outlinks` as well when
     /// it is given (for the archive).
     fn analyze(
@@ -439,16 +456,20 @@ impl ParseStage {
         for issue in analysis.issues {
             self.report(module, resp, ErrorKind::Content, issue, &mut errors);
         }
-        let mut script_hooks = Vec::with_capacity(analysis.script_errors.len());
-        for failure in analysis.script_errors {
-            script_hooks.push(failure.hook);
-            self.report(module, resp, ErrorKind::Script, failure.message, &mut errors);
-        }
+        let mut script_failures = analysis.script_errors;
         if let Some(out) = outlinks {
             out.extend(analysis.requests.iter().map(|r| r.url.to_string()));
         }
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
+        }
+        if self.analyzer.steers_links() {
+            self.steer(resp, &mut discovered, &mut script_failures);
+        }
+        let mut script_hooks = Vec::with_capacity(script_failures.len());
+        for failure in script_failures {
+            script_hooks.push(failure.hook);
+            self.report(module, resp, ErrorKind::Script, failure.message, &mut errors);
         }
         self.cfg.listeners.links_found(&resp.request, &discovered);
         if !analysis.items.is_empty() {

@@ -117,6 +117,11 @@ impl SeenSet for ExactMemorySeenSet {
         Ok(self.lock().contains(fp))
     }
 
+    fn known_now(&self, fps: &[Fingerprint]) -> Option<Vec<bool>> {
+        let s = self.lock();
+        Some(fps.iter().map(|&fp| s.contains(fp)).collect())
+    }
+
     async fn len(&self) -> Result<usize, FrontierError> {
         Ok(self.len_sync())
     }

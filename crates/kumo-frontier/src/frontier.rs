@@ -225,6 +225,13 @@ pub trait Frontier: Send + Sync {
     /// discoveries); a batch lets backends group-commit.
     async fn complete(&self, batch: Vec<Completion>) -> Result<PushReport, FrontierError>;
 
+    /// Which of `fps` were queued before for certain, answered at once from what this process
+    /// holds (`false` where it cannot tell, or cannot without waiting): a push would drop
+    /// those, so the parser need not ask a spider's hooks about them. The default knows none.
+    fn known(&self, fps: &[Fingerprint]) -> Vec<bool> {
+        vec![false; fps.len()]
+    }
+
     /// When work can next be leased.
     async fn readiness(&self) -> Result<Readiness, FrontierError>;
 

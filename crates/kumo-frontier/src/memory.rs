@@ -124,6 +124,10 @@ impl<S: SeenSet> MemoryFrontier<S> {
 
 #[async_trait]
 impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
+    fn known(&self, fps: &[Fingerprint]) -> Vec<bool> {
+        self.seen.known_now(fps).unwrap_or_else(|| vec![false; fps.len()])
+    }
+
     async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
         let (fresh, report) = self.filter_new(requests).await?;
         let now = Instant::now();

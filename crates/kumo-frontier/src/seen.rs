@@ -25,6 +25,13 @@ pub trait SeenSet: Send + Sync {
 
     async fn len(&self) -> Result<usize, FrontierError>;
 
+    /// Which of `fps` the set holds, answered at once (no I/O, no waiting on other work);
+    /// `None` when this set cannot answer so cheaply. A hint for skipping work on links a
+    /// push would drop, never a replacement for [`SeenSet::insert_many`].
+    fn known_now(&self, _fps: &[Fingerprint]) -> Option<Vec<bool>> {
+        None
+    }
+
     async fn is_empty(&self) -> Result<bool, FrontierError> {
         Ok(self.len().await? == 0)
     }
@@ -76,6 +83,11 @@ impl SeenSet for MemorySeenSet {
 
     async fn contains(&self, fp: Fingerprint) -> Result<bool, FrontierError> {
         Ok(self.lock().contains(key(fp)))
+    }
+
+    fn known_now(&self, fps: &[Fingerprint]) -> Option<Vec<bool>> {
+        let s = self.lock();
+        Some(fps.iter().map(|&fp| s.contains(key(fp))).collect())
     }
 
     async fn len(&self) -> Result<usize, FrontierError> {

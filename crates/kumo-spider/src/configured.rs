@@ -1,8 +1,8 @@
 //! The analyzer of a configured site: models on target pages, links followed by rule with
 //! Spiderman's priorities (item pages first), the next-page link, and `dig` fields.
 
-use kumo_core::{Item, Priority, Response, Url};
-use kumo_engine::{Analysis, Analyzer};
+use kumo_core::{Item, Priority, Request, Response, Url};
+use kumo_engine::{Analysis, Analyzer, ScriptFailure};
 use kumo_parse::CompiledModel;
 use kumo_parse::extract::Document;
 
@@ -136,6 +136,17 @@ impl Analyzer for ConfigSpider {
             crate::scripted::apply(script, resp, &body, &mut out);
         }
         out
+    }
+
+    fn steers_links(&self) -> bool {
+        self.script.as_ref().is_some_and(crate::scripted::steers)
+    }
+
+    fn steer_link(&self, resp: &Response, link: &mut Request, failures: &mut Vec<ScriptFailure>) -> bool {
+        match &self.script {
+            Some(script) => crate::scripted::steer(script, resp, link, failures),
+            None => true,
+        }
     }
 }
 

@@ -178,8 +178,12 @@ impl ConfigSpider {
             }
         }
         if let Some(script) = &self.script {
-            // The analysis itself, hooks applied: what the crawl would do with the page.
-            let analysis = kumo_engine::Analyzer::analyze(self, resp);
+            // The analysis itself, hooks applied: what the crawl would do with the page (each
+            // link steered, as a crawl steers those its frontier does not know yet).
+            let mut analysis = kumo_engine::Analyzer::analyze(self, resp);
+            let mut failures = std::mem::take(&mut analysis.script_errors);
+            analysis.requests.retain_mut(|r| kumo_engine::Analyzer::steer_link(self, resp, r, &mut failures));
+            analysis.script_errors = failures;
             report.script = Some(ScriptReport {
                 file: script.file().to_string(),
                 hooks: kumo_script::HOOKS.into_iter().filter(|h| script.defines(h)).collect(),

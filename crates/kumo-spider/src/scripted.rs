@@ -1,9 +1,12 @@
 //! A site's script hooks over one page's analysis: `extract` adds items, `item` changes or
-//! drops each, and `rewrite`, `allow` and `priority` act on each link before the engine checks
-//! its scope and fingerprint (so de-duplication sees the rewritten URL). A call that fails is
-//! a `script` error for the page, and what it would have decided stays as it was.
+//! drops each, and `rewrite` acts on each link before the engine checks its scope and
+//! fingerprint (so de-duplication sees the rewritten URL). `allow` and `priority` come after
+//! those checks, through the engine's [`Analyzer::steer_link`](kumo_engine::Analyzer), and
+//! only for links the frontier does not already know: most links of a page were queued
+//! before, and what a hook says of them would change nothing. A call that fails is a `script`
+//! error for the page, and what it would have decided stays as it was.
 
-use kumo_core::{Item, Response, Url};
+use kumo_core::{Item, Request, Response, Url};
 use kumo_engine::{Analysis, ScriptFailure};
 use kumo_script::{ItemAnswer, Page, PageView, Rewrite, Script};
 
@@ -44,8 +47,7 @@ pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Anal
             }
         }
     }
-    if ["rewrite", "allow", "priority"].iter().any(|h| script.defines(h)) {
-        let referrer = resp.url.as_str();
+    if script.defines("rewrite") {
         let requests = std::mem::take(&mut out.requests);
         for mut req in requests {
             match script.rewrite(req.url.as_str()) {
@@ -64,18 +66,38 @@ pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Anal
                 },
                 Err(e) => note(e),
             }
-            match script.allow(req.url.as_str(), req.depth) {
-                Ok(Some(false)) => continue,
-                Ok(_) => {}
-                Err(e) => note(e),
-            }
-            match script.priority(req.url.as_str(), req.depth, Some(referrer)) {
-                Ok(Some(p)) => req.priority = p.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-                Ok(None) => {}
-                Err(e) => note(e),
-            }
             out.requests.push(req);
         }
     }
     out.script_errors.extend(failed);
+}
+
+/// Whether the script has a hook for [`steer`].
+pub(crate) fn steers(script: &Script) -> bool {
+    script.defines("allow") || script.defines("priority")
+}
+
+/// `allow`, then `priority`, on one link that passed scope and is new to the frontier:
+/// whether it is followed.
+pub(crate) fn steer(
+    script: &Script,
+    resp: &Response,
+    req: &mut Request,
+    failed: &mut Vec<ScriptFailure>,
+) -> bool {
+    let mut note = |e: kumo_script::ScriptError| {
+        failed
+            .push(ScriptFailure { hook: e.hook().unwrap_or("script"), message: format!("{}: {e}", resp.url) })
+    };
+    match script.allow(req.url.as_str(), req.depth) {
+        Ok(Some(false)) => return false,
+        Ok(_) => {}
+        Err(e) => note(e),
+    }
+    match script.priority(req.url.as_str(), req.depth, Some(resp.url.as_str())) {
+        Ok(Some(p)) => req.priority = p.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+        Ok(None) => {}
+        Err(e) => note(e),
+    }
+    true
 }

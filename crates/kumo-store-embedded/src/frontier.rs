@@ -233,6 +233,15 @@ impl EmbeddedStore {
 
 #[async_trait]
 impl Frontier for EmbeddedStore {
+    fn known(&self, fps: &[Fingerprint]) -> Vec<bool> {
+        // Only when the lock is free: a commit holds it through its disk write, and a hint
+        // is not worth a parser's wait.
+        match self.inner.try_lock() {
+            Ok(inner) => fps.iter().map(|&fp| inner.seen.contains(fp)).collect(),
+            Err(_) => vec![false; fps.len()],
+        }
+    }
+
     async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
         Ok(self.apply(Commit { pushes: requests, ..Default::default() })?.pushed)
     }

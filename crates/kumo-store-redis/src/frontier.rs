@@ -365,6 +365,14 @@ pub(crate) fn storage(e: RedisStoreError) -> FrontierError {
 
 #[async_trait]
 impl Frontier for RedisFrontier {
+    fn known(&self, fps: &[Fingerprint]) -> Vec<bool> {
+        // What this worker sent: seen in Redis for good. Not waited for when a call holds it.
+        match self.local.try_lock() {
+            Ok(local) => fps.iter().map(|&fp| local.sent.contains(fp)).collect(),
+            Err(_) => vec![false; fps.len()],
+        }
+    }
+
     async fn push(&self, requests: Vec<(Fingerprint, Request)>) -> Result<PushReport, FrontierError> {
         let (report, _) = self.commit_inner(Commit { pushes: requests, ..Default::default() }).await?;
         Ok(report.pushed)
