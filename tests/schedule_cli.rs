@@ -226,6 +226,16 @@ async fn the_example_schedule_lists_as_new() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(text.contains("shop  every 10s  0 of 3") && text.contains("when kumo run starts"), "{text}");
+    // A cron pattern on a time zone's clock: its first run is the pattern's first time from
+    // `start` (a local time there), 06:30 in Paris on Thursday 2099-01-01, 05:30 UTC.
+    let news = "[[site]]\nname = \"news\"\nseeds = [\"http://127.0.0.1:9/\"]\n[site.schedule]\n\
+                cron = \"30 6 * * MON-FRI\"\ntz = \"Europe/Paris\"\nstart = \"2099-01-01T00:00:00\"\n";
+    std::fs::write(dir.path().join("news.toml"), news).unwrap();
+    let out = kumo_in(dir.path(), &["schedule", "list", "news.toml", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("cron \\\"30 6 * * MON-FRI\\\" (Europe/Paris)"), "{text}");
+    assert!(text.contains("2099-01-01T05:30:00Z"), "{text}");
     let out = kumo_in(dir.path(), &["schedule", "list", "missing.toml"]).await;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no spider file or folder missing.toml"), "{}", stderr(&out));

@@ -78,9 +78,11 @@ fn row(s: &ScheduledSite) -> Result<Row> {
         state: "waiting",
     };
     let Some(record) = record else {
-        // Never run by kumo run: the first run is at the start time, or when it starts.
-        (row.next, row.next_at) = match s.schedule.start {
-            Some(t) if t > now => (in_time(t, now), Some(t)),
+        // Never run by kumo run: the first run is at the first tick from the start time, or
+        // from when it starts (at once for `every`, the pattern's next time for `cron`).
+        let fresh = ScheduleRecord { since_ms: millis(now), ..Default::default() };
+        (row.next, row.next_at) = match s.schedule.due(&fresh) {
+            Due::At(t) if t > now => (in_time(t, now), Some(t)),
             _ => ("when kumo run starts".into(), None),
         };
         row.state = "new";

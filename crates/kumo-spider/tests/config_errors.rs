@@ -152,9 +152,30 @@ fn schedules_are_read_and_their_mistakes_placed() {
     let e = err(&format!("{HEAD}[site.schedule]\nevery = \"soon\"\n"));
     assert!(e.message.contains("not a duration"), "{e}");
     let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = \"2026-12-01 06:00\"\n"));
-    assert!(e.message.contains("not a UTC date and time"), "{e}");
-    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = 2026-12-01T06:00:00+02:00\n"));
-    assert!(e.message.contains("not a UTC date and time"), "{e}");
+    assert!(e.message.contains("not a date and time"), "{e}");
+    let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = 2026-12-01T06:00:00\n"));
+    assert!(e.message.contains("has no offset") && e.message.contains("set `tz`"), "{e}");
+    assert_eq!(e.field.as_deref(), Some("site \"s\" → schedule.start"), "{e}");
+
+    // Time zones: an offset anywhere, a local time on the clock of `tz`, cron on that clock.
+    let start_of = |f: &SpiderFile| {
+        let s = f.sites[0].schedule.as_ref().unwrap();
+        s.start.unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    };
+    let f = ok(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\nstart = 2026-12-01T08:00:00+02:00\n"));
+    assert_eq!(start_of(&f), 1_796_104_800, "08:00+02:00 is 06:00Z");
+    let f = ok(&format!(
+        "{HEAD}[site.schedule]\ncron = \"0 7 * * *\"\ntz = \"Europe/Paris\"\nstart = \"2026-12-01T07:00:00\"\n"
+    ));
+    assert_eq!(start_of(&f), 1_796_104_800, "07:00 in Paris in December is 06:00Z");
+    assert_eq!(f.sites[0].schedule.as_ref().unwrap().cadence.describe(), "cron \"0 7 * * *\" (Europe/Paris)");
+    let e = err(&format!("{HEAD}[site.schedule]\ncron = \"0 7 * * *\"\ntz = \"Paris\"\n"));
+    assert_eq!((e.line, e.field.as_deref()), (6, Some("site \"s\" → schedule.tz")), "{e}");
+    assert!(e.message.contains("not a time zone"), "{e}");
+    let e = err(&format!(
+        "{HEAD}[site.schedule]\nevery = \"1h\"\ntz = \"Europe/Paris\"\nstart = 2026-03-29T02:30:00\n"
+    ));
+    assert!(e.message.contains("never happens in Europe/Paris"), "{e}");
     let e = err(&format!("{HEAD}[site.schedule]\nevery = \"1h\"\ntimes = 0\n"));
     assert!(e.message.contains("at least 1"), "{e}");
     let e = err(&format!("{HEAD}[site.schedule]\nevry = \"1h\"\n"));

@@ -2,23 +2,29 @@
 //!
 //! ```toml
 //! [site.schedule]
-//! every = "6h"                     # or cron = "0 */6 * * *" (UTC; 6 fields: seconds first)
-//! start = "2026-12-01T06:00:00Z"   # optional: the first run, in UTC (also a TOML date-time)
+//! every = "6h"                     # or cron = "0 */6 * * *" (6 fields: seconds first)
+//! tz = "Europe/Paris"              # optional: the clock cron patterns and `start` read (UTC)
+//! start = "2026-12-01T06:00:00Z"   # optional: the first run (also a TOML date-time); with an
+//!                                  # offset, or without one on the clock of `tz`
 //! times = 10                       # optional: runs in all (default: forever)
 //! ```
+
+use std::time::SystemTime;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
-use crate::schedule::{Cadence, Schedule};
+use crate::schedule::{Cadence, Schedule, time_zone};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSchedule {
     pub every: Option<Spanned<String>>,
     pub cron: Option<Spanned<String>>,
-    /// A string or a TOML offset date-time.
+    /// An IANA time zone name; UTC when absent.
+    pub tz: Option<Spanned<String>>,
+    /// A string or a TOML date-time.
     pub start: Option<Spanned<toml::Value>>,
     pub times: Option<Spanned<u32>>,
 }
@@ -31,12 +37,16 @@ pub(super) fn schedule(
     let table_at = raw.span().start;
     let raw = raw.into_inner();
     let field = |name: &str| format!("{at}.{name}");
+    let tz = match &raw.tz {
+        None => chrono_tz::UTC,
+        Some(t) => time_zone(t.get_ref()).map_err(|m| lines.error(t.span().start, field("tz"), m))?,
+    };
     let cadence = match (&raw.every, &raw.cron) {
         (Some(e), None) => {
             Cadence::every(e.get_ref()).map_err(|m| lines.error(e.span().start, field("every"), m))?
         }
         (None, Some(c)) => {
-            Cadence::cron(c.get_ref()).map_err(|m| lines.error(c.span().start, field("cron"), m))?
+            Cadence::cron(c.get_ref(), tz).map_err(|m| lines.error(c.span().start, field("cron"), m))?
         }
         _ => {
             return Err(lines.error(
@@ -54,16 +64,10 @@ pub(super) fn schedule(
                 toml::Value::Datetime(d) => d.to_string(),
                 other => other.to_string(),
             };
-            let text = text.trim();
-            let utc = text.strip_suffix('Z').or_else(|| text.strip_suffix("+00:00"));
-            let t = utc.and_then(|t| humantime::parse_rfc3339_weak(t).ok()).ok_or_else(|| {
-                lines.error(
-                    s.span().start,
-                    field("start"),
-                    format!("{text:?} is not a UTC date and time: write it as 2026-12-01T06:00:00Z"),
-                )
-            })?;
-            Some(t)
+            Some(
+                start_time(text.trim(), tz, raw.tz.is_some())
+                    .map_err(|m| lines.error(s.span().start, field("start"), m))?,
+            )
         }
     };
     let times = match &raw.times {
@@ -77,4 +81,30 @@ pub(super) fn schedule(
         t => t.as_ref().map(|t| *t.get_ref()),
     };
     Ok(Schedule { cadence, start, times })
+}
+
+/// A schedule's `start`: an RFC 3339 date and time with its offset (`Z`, `+01:00`), or,
+/// when the schedule names its time zone (`tz_given`), one without, read on that zone's clock.
+fn start_time(text: &str, tz: chrono_tz::Tz, tz_given: bool) -> Result<SystemTime, String> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(t.into());
+    }
+    let local = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S"));
+    match local {
+        Ok(local) if tz_given => match local.and_local_timezone(tz) {
+            chrono::LocalResult::Single(t) => Ok(t.with_timezone(&chrono::Utc).into()),
+            chrono::LocalResult::Ambiguous(..) => {
+                Err(format!("{text:?} happens twice in {} (the clock goes back): add its offset", tz.name()))
+            }
+            chrono::LocalResult::None => {
+                Err(format!("{text:?} never happens in {} (the clock skips it)", tz.name()))
+            }
+        },
+        Ok(_) => Err(format!(
+            "{text:?} has no offset: write it as 2026-12-01T06:00:00Z (UTC), with an offset \
+             (2026-12-01T07:00:00+01:00), or set `tz`"
+        )),
+        Err(_) => Err(format!("{text:?} is not a date and time: write it as 2026-12-01T06:00:00Z")),
+    }
 }

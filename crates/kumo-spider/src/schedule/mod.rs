@@ -3,7 +3,8 @@
 //!
 //! Every schedule is a series of ticks from an anchor (its `start`, or the moment the site's
 //! schedule was first seen): `every = "6h"` ticks at anchor + k·6h, `cron = "0 */6 * * *"` at
-//! the pattern's times (UTC) from the anchor on. The first run is due at the first tick; each
+//! the pattern's times, read on the clock of the schedule's time zone (UTC unless `tz` names
+//! another), from the anchor on. The first run is due at the first tick; each
 //! later one at the first tick after the previous run started. A due tick in the past runs
 //! at once, and only once however many ticks went by (the daemon was down, or the previous
 //! run was still under way): runs never overlap and never come in a burst.
@@ -13,6 +14,7 @@ mod record;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds};
 
@@ -25,8 +27,8 @@ pub enum Cadence {
     Once,
     /// At a fixed period from the anchor.
     Every(Duration),
-    /// At a cron pattern's times, in UTC (5 fields, or 6 with seconds first).
-    Cron { pattern: String, cron: Box<Cron> },
+    /// At a cron pattern's times (5 fields, or 6 with seconds first), on the clock of `tz`.
+    Cron { pattern: String, cron: Box<Cron>, tz: Tz },
 }
 
 /// A site's schedule, as its spider file gives it.
@@ -48,6 +50,13 @@ pub enum Due {
     At(SystemTime),
     /// Its `times` runs are done.
     Finished,
+}
+
+/// The time zone named `name` (IANA's names: `Europe/Paris`, `America/New_York`, `UTC`).
+pub fn time_zone(name: &str) -> Result<Tz, String> {
+    name.parse::<Tz>().map_err(|_| {
+        format!("{name:?} is not a time zone: write an IANA name such as \"Europe/Paris\" or \"UTC\"")
+    })
 }
 
 /// Milliseconds since the Unix epoch (0 before it).
@@ -76,15 +85,17 @@ impl Cadence {
         Ok(Cadence::Every(d))
     }
 
-    /// `cron = "0 */6 * * *"`: 5 fields (minute first), or 6 with seconds first; UTC.
-    pub fn cron(text: &str) -> Result<Self, String> {
+    /// `cron = "0 */6 * * *"`: 5 fields (minute first), or 6 with seconds first, on the clock
+    /// of `tz` (a daylight-saving change neither repeats nor skips a run: croner runs a time
+    /// the clock skips at the first instant after the gap, and a time it repeats once).
+    pub fn cron(text: &str, tz: Tz) -> Result<Self, String> {
         let parser = CronParser::builder().seconds(Seconds::Optional).build();
         let cron = parser.parse(text).map_err(|e| format!("bad cron pattern: {e}"))?;
         // A pattern that never matches (`0 0 30 2 *`) would leave the site waiting forever.
         let from = DateTime::<Utc>::from_timestamp_millis(0).unwrap_or_default();
         cron.find_next_occurrence(&from, true)
             .map_err(|_| "the pattern matches no time: it would never run".to_string())?;
-        Ok(Cadence::Cron { pattern: text.trim().to_string(), cron: Box::new(cron) })
+        Ok(Cadence::Cron { pattern: text.trim().to_string(), cron: Box::new(cron), tz })
     }
 
     /// The first tick at or after `from_ms` (`inclusive`), or strictly after it.
@@ -106,13 +117,13 @@ impl Cadence {
                 };
                 anchor_ms.checked_add(k.checked_mul(period)?)
             }
-            Cadence::Cron { cron, .. } => {
+            Cadence::Cron { cron, tz, .. } => {
                 let (from, inclusive) =
                     if from_ms < anchor_ms { (anchor_ms, true) } else { (from_ms, inclusive) };
                 // Patterns have whole seconds: a start within a second looks from the next one
                 // (inclusive) or from its own (exclusive), never at a time before it.
                 let secs = from / 1000 + u64::from(inclusive && !from.is_multiple_of(1000));
-                let from = DateTime::<Utc>::from_timestamp(i64::try_from(secs).ok()?, 0)?;
+                let from = DateTime::<Utc>::from_timestamp(i64::try_from(secs).ok()?, 0)?.with_timezone(tz);
                 let next = cron.find_next_occurrence(&from, inclusive).ok()?;
                 u64::try_from(next.timestamp_millis()).ok()
             }
@@ -124,7 +135,7 @@ impl Cadence {
         match self {
             Cadence::Once => "once".into(),
             Cadence::Every(d) => format!("every {}", humantime::format_duration(*d)),
-            Cadence::Cron { pattern, .. } => format!("cron \"{pattern}\" (UTC)"),
+            Cadence::Cron { pattern, tz, .. } => format!("cron \"{pattern}\" ({})", tz.name()),
         }
     }
 }

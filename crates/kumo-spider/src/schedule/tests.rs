@@ -11,7 +11,29 @@ fn every(text: &str, start: Option<u64>, times: Option<u32>) -> Schedule {
 }
 
 fn cron(text: &str) -> Schedule {
-    Schedule { cadence: Cadence::cron(text).unwrap(), start: None, times: None }
+    cron_in(text, chrono_tz::UTC)
+}
+
+fn cron_in(text: &str, tz: chrono_tz::Tz) -> Schedule {
+    Schedule { cadence: Cadence::cron(text, tz).unwrap(), start: None, times: None }
+}
+
+/// An RFC 3339 time, in ms since the Unix epoch.
+fn ms(text: &str) -> u64 {
+    chrono::DateTime::parse_from_rfc3339(text).unwrap().timestamp_millis() as u64
+}
+
+/// The next `n` runs of `s` after `from` (each run starting at its tick).
+fn runs(s: &Schedule, from: &str, n: usize) -> Vec<u64> {
+    let mut r = record(ms(from));
+    r.last_start_ms = Some(ms(from));
+    (0..n)
+        .map(|_| {
+            let t = at(s.due(&r));
+            r.last_start_ms = Some(t);
+            t
+        })
+        .collect()
 }
 
 fn at(d: Due) -> u64 {
@@ -97,10 +119,33 @@ fn cron_with_seconds_and_day_of_month_or_week() {
 }
 
 #[test]
+fn cron_reads_the_clock_of_its_time_zone() {
+    let paris = time_zone("Europe/Paris").unwrap();
+    let s = cron_in("0 3 * * *", paris);
+    assert_eq!(s.cadence.describe(), "cron \"0 3 * * *\" (Europe/Paris)");
+    // 03:00 in Paris is 02:00 UTC in winter and 01:00 UTC in summer.
+    assert_eq!(runs(&s, "2026-01-10T00:00:00Z", 2), [ms("2026-01-10T02:00:00Z"), ms("2026-01-11T02:00:00Z")]);
+    assert_eq!(runs(&s, "2026-07-10T00:00:00Z", 1), [ms("2026-07-10T01:00:00Z")]);
+    let e = time_zone("Mars/Olympus").unwrap_err();
+    assert!(e.contains("not a time zone") && e.contains("Europe/Paris"), "{e}");
+}
+
+#[test]
+fn a_daylight_saving_change_neither_skips_nor_repeats_a_run() {
+    let s = cron_in("30 2 * * *", time_zone("Europe/Paris").unwrap());
+    // 2026-03-29: the clock goes from 02:00 to 03:00, so 02:30 never happens; the run is at
+    // the first instant after the gap (03:00 CEST, 01:00 UTC), and the next day's as usual.
+    assert_eq!(runs(&s, "2026-03-28T12:00:00Z", 2), [ms("2026-03-29T01:00:00Z"), ms("2026-03-30T00:30:00Z")]);
+    // 2026-10-25: the clock goes from 03:00 back to 02:00, so 02:30 happens twice; it runs
+    // once, at the first.
+    assert_eq!(runs(&s, "2026-10-24T12:00:00Z", 2), [ms("2026-10-25T00:30:00Z"), ms("2026-10-26T01:30:00Z")]);
+}
+
+#[test]
 fn bad_cadences_say_why() {
-    let e = Cadence::cron("61 * * * *").unwrap_err();
+    let e = Cadence::cron("61 * * * *", chrono_tz::UTC).unwrap_err();
     assert!(e.contains("bad cron pattern"), "{e}");
-    let e = Cadence::cron("0 0 30 2 *").unwrap_err();
+    let e = Cadence::cron("0 0 30 2 *", chrono_tz::UTC).unwrap_err();
     assert!(e.contains("never"), "{e}");
     assert!(Cadence::every("soon").unwrap_err().contains("not a duration"));
     assert!(Cadence::every("10ms").unwrap_err().contains("at least 1s"));
