@@ -13,6 +13,7 @@ use rquickjs::context::{EvalOptions, intrinsic};
 use rquickjs::function::Args;
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Function, Object, Persistent, Runtime, Value};
 
+use crate::convert;
 use crate::page::{self, Current, Page};
 use crate::{HOOKS, Limits, ScriptError};
 
@@ -158,7 +159,7 @@ impl Sandbox {
                 Arg::Str(s) => call.push_arg(*s),
                 Arg::Num(n) => call.push_arg(*n),
                 Arg::Null => call.push_arg(Value::new_null(ctx.clone())),
-                Arg::Json(text) => match ctx.json_parse(text.as_str()) {
+                Arg::Object(fields) => match convert::object_to_js(ctx, fields) {
                     Ok(v) => call.push_arg(v),
                     Err(e) => Err(e),
                 },
@@ -173,20 +174,8 @@ impl Sandbox {
         if answer.is_undefined() {
             return Ok(None);
         }
-        if answer.is_null() {
-            return Ok(Some(serde_json::Value::Null));
-        }
-        if let Some(b) = answer.as_bool() {
-            return Ok(Some(serde_json::Value::Bool(b)));
-        }
-        if let Some(n) = answer.as_number() {
-            return Ok(Some(
-                serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number),
-            ));
-        }
-        if let Some(s) = answer.as_string() {
-            let s = s.to_string().map_err(|e| Failure::NotJson(e.to_string()))?;
-            return Ok(Some(serde_json::Value::String(s)));
+        if let Ok(data) = convert::from_js(&answer) {
+            return Ok(data);
         }
         let text = ctx.json_stringify(answer).catch(ctx).map_err(thrown)?;
         match text {
@@ -213,8 +202,8 @@ pub(crate) enum Arg<'a> {
     Str(&'a str),
     Num(f64),
     Null,
-    /// An object or array, as JSON text.
-    Json(String),
+    /// An object, made in the sandbox field by field.
+    Object(&'a serde_json::Map<String, serde_json::Value>),
     /// A page: an object with its URL and status, whose body, headers and queries are read
     /// from the page's data only when the script asks for them.
     Page(&'a Page),

@@ -172,9 +172,7 @@ impl Script {
         if !self.defines("item") {
             return Ok(ItemAnswer::Keep);
         }
-        match self
-            .call("item", &[Arg::Json(serde_json::to_string(item).unwrap_or_default()), Arg::Page(page)])?
-        {
+        match self.call("item", &[Arg::Object(item), Arg::Page(page)])? {
             None => Ok(ItemAnswer::Keep),
             Some(Value::Null | Value::Bool(false)) => Ok(ItemAnswer::Drop),
             Some(Value::Object(o)) => Ok(ItemAnswer::Replace(o)),

@@ -54,6 +54,54 @@ fn each_hook_is_called_with_plain_data_and_its_answer_checked() {
     );
 }
 
+/// An item crosses into the sandbox and back as the same data JSON would carry: each case's
+/// answer is compared with what `JSON.stringify` makes of the same value, which the hook
+/// hands back beside it.
+#[test]
+fn items_cross_as_json_would_carry_them() {
+    let s = load(
+        r#"
+        function item(item, page) {
+          const cases = {
+            same: item,
+            numbers: [0, -0, 1.5, Math.round(934.22 * 100), 2 ** 53, 1e21, NaN, Infinity, -7],
+            left_out: { a: undefined, f() {}, s: Symbol("x"), kept: 1 },
+            holes: [undefined, () => 1, null],
+            text: "naïve ☃ 😀 \u0000 \" \\ \n",
+            nested: { a: [{ b: [[], {}] }] },
+            kinds: { map: new Map([[1, 2]]), set: new Set([1]), re: /x/g },
+            custom: { toJSON() { return { said: "mine" }; } },
+            keys: { b: 1, a: 2, 10: 3, 2: 4 },
+          };
+          const out = {};
+          for (const [k, v] of Object.entries(cases)) { out[k] = v; out[k + "_json"] = JSON.stringify(v); }
+          return out;
+        }
+        "#,
+    );
+    let item = json!({ "sku": "A-1", "price": "$934.22", "n": 3, "f": 0.25, "big": 1u64 << 50,
+                       "tags": ["x", null, true], "deep": { "a": { "b": [1, { "c": "d" }] } } });
+    let item = item.as_object().unwrap().clone();
+    let ItemAnswer::Replace(out) = s.item(&item, &page()).unwrap() else { panic!("replaced") };
+    for (k, v) in &out {
+        let Some(case) = k.strip_suffix("_json") else { continue };
+        let text = v.as_str().unwrap_or_else(|| panic!("{k}: {v}"));
+        let want: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(out[case], want, "{case}: {} against {text}", out[case]);
+        // Same order of keys too, as outputs write them.
+        assert_eq!(serde_json::to_string(&out[case]).unwrap(), serde_json::to_string(&want).unwrap());
+    }
+    assert_eq!(out["same"], serde_json::Value::Object(item), "an item comes back as it went in");
+    assert_eq!(out["numbers"][3], json!(93422), "a whole number is written without a fraction");
+    // What JSON cannot carry fails the call, as JSON.stringify would.
+    let s = load("function item(item) { const a = {}; a.self = a; return a; }");
+    let e = s.item(&serde_json::Map::new(), &page()).unwrap_err();
+    assert!(e.to_string().contains("circular"), "{e}");
+    let s = load("function item(item) { return { n: 10n }; }");
+    let e = s.item(&serde_json::Map::new(), &page()).unwrap_err();
+    assert!(e.to_string().contains("BigInt"), "{e}");
+}
+
 #[test]
 fn hooks_left_out_change_nothing() {
     let s = load("function priority(url) { return 1; }");
