@@ -618,8 +618,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub render: bool,
     /// Then measure a spider's JavaScript hooks: the same crawl in memory by a spider with a
-    /// product model, without and with a priority hook on every link and an item hook on every
-    /// item, three times each, alternately.
+    /// product model, without and with a priority hook on each new link and an item hook on
+    /// each item, three times each, alternately.
     #[arg(long)]
     pub script: bool,
 }

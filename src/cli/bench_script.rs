@@ -1,7 +1,7 @@
 //! `kumo bench --script`: what a spider's JavaScript hooks cost. The same crawl of the synthetic
 //! site, in memory, by a configured spider with a product model, without and with a
-//! `priority` hook (called for every link followed) and an `item` hook (for every item),
-//! alternately; the medians side by side.
+//! `priority` hook (asked for every link followed that the crawl has not queued before) and
+//! an `item` hook (for every item), alternately; the medians side by side.
 
 use anyhow::{Context, Result};
 use kumo_engine::{CrawlConfig, Engine};
@@ -22,7 +22,7 @@ pub async fn compare(cfg: &CrawlConfig) -> Result<String> {
     let scripted = spider(&seed, true)?;
     let pair = alternately(|with| crawl(cfg, if with { &scripted } else { &plain })).await?;
     Ok(format!(
-        "script:       a priority hook on every link and an item hook on every item against none, \
+        "script:       a priority hook on each new link and an item hook on each item against none, \
          medians of {ROUNDS} crawls each, in memory:\n{}",
         pair.lines()
     ))

@@ -108,7 +108,8 @@ pub enum ErrorKind {
     /// field (an analyzer's issues; the page itself counts as fetched).
     Content,
     /// A spider's script hook failed on the page (threw, ran past its budget or out of
-    /// memory, or answered what its hook cannot take); the page goes on without its answer.
+    /// memory, or answered what its hook cannot take): the page is failed, its items not
+    /// written, its links followed as they were before the hook.
     Script,
     Other,
 }

@@ -39,7 +39,8 @@ pub trait Analyzer: Send + Sync {
     /// Decides over one link of `response`'s analysis that passed scope and that the frontier
     /// did not already know (a link queued before is dropped by the commit whatever is said
     /// of it, so it is not asked about): whether it is followed, and at what priority. A
-    /// decision that failed goes to `failures`, and the link stays as it was.
+    /// decision that failed goes to `failures` (the page is then failed), and the link stays
+    /// as it was.
     fn steer_link(
         &self,
         _response: &Response,

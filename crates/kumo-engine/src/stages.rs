@@ -467,8 +467,12 @@ impl ParseStage {
             self.steer(resp, &mut discovered, &mut script_failures);
         }
         let mut script_hooks = Vec::with_capacity(script_failures.len());
+        // The first failed call names the page's failure; each is reported.
+        let mut script_failure = None;
+        let failed_calls = script_failures.len();
         for failure in script_failures {
             script_hooks.push(failure.hook);
+            script_failure.get_or_insert_with(|| failure.message.clone());
             self.report(module, resp, ErrorKind::Script, failure.message, &mut errors);
         }
         self.cfg.listeners.links_found(&resp.request, &discovered);
@@ -506,9 +510,25 @@ impl ParseStage {
             }
             None => {}
         }
-        let failure = failure.map(|message| {
+        // A page a script hook failed on is failed: its items, made without a hook's answer,
+        // are not written (the failure list keeps the page, to be asked again once the script
+        // is fixed); its links go on as any failed page's do.
+        let mut items = analysis.items;
+        let failure = match (failure, script_failure) {
+            (Some(message), _) => Some((ErrorKind::BadRedirect, message)),
+            (None, Some(message)) => {
+                items.clear();
+                let more = match failed_calls {
+                    1 => String::new(),
+                    n => format!(" (and {} more failed calls on the page)", n - 1),
+                };
+                Some((ErrorKind::Script, format!("{message}{more}")))
+            }
+            (None, None) => None,
+        };
+        let failure = failure.map(|(kind, message)| {
             Box::new(PageFailure {
-                kind: ErrorKind::BadRedirect,
+                kind,
                 message,
                 url: crate::analyze::shown(&resp.request.url),
                 attempts: resp.request.retries + 1,
@@ -538,7 +558,6 @@ impl ParseStage {
             }
             (Some(_), _) => Some(Change::Changed),
         };
-        let items = analysis.items;
         (
             Outcome::Page {
                 status,

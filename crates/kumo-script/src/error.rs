@@ -16,7 +16,8 @@ pub enum ScriptError {
     /// A call threw (a stack overflow included).
     #[error("script: {hook} threw: {message}")]
     Thrown { hook: &'static str, message: String },
-    /// So many calls failed in a row that the script is off for the rest of the crawl.
+    /// So many calls failed in a row that the script is off for the rest of the crawl (each
+    /// page it would have run on fails with this).
     #[error("script: {failures} calls failed in a row; the script is turned off for the rest of the crawl")]
     Disabled { failures: u32 },
     /// A call answered with something its hook cannot take.

@@ -4,7 +4,8 @@
 //! those checks, through the engine's [`Analyzer::steer_link`](kumo_engine::Analyzer), and
 //! only for links the frontier does not already know: most links of a page were queued
 //! before, and what a hook says of them would change nothing. A call that fails is a `script`
-//! error for the page, and what it would have decided stays as it was.
+//! error for the page (which the engine then fails, its items unwritten), and what it would
+//! have decided of a link stays as it was.
 
 use kumo_core::{Item, Request, Response, Url};
 use kumo_engine::{Analysis, ScriptFailure};
@@ -14,6 +15,13 @@ use kumo_script::{ItemAnswer, Page, PageView, Rewrite, Script};
 pub const SCRIPT_MODEL: &str = "script";
 
 pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Analysis) {
+    if script.disabled() {
+        // The page is not made without the hooks it was meant to go through: it fails, and
+        // waits on the failure list for a fixed script.
+        let e = kumo_script::ScriptError::Disabled { failures: kumo_script::FAILURES_TO_DISABLE };
+        out.script_errors.push(ScriptFailure { hook: "script", message: format!("{}: {e}", resp.url) });
+        return;
+    }
     let mut failed = Vec::new();
     let mut note = |e: kumo_script::ScriptError| {
         failed
