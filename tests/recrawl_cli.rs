@@ -200,3 +200,65 @@ async fn emit_all_writes_unchanged_pages_items_again() {
     );
     server.shutdown().await;
 }
+
+/// `kumo crawl URL --recrawl` takes re-visit rules as a spider file's `[site.revisit]` does:
+/// the index on every run, the rest daily, so the second run asks for the index alone; with
+/// `--emit all` it asks for it whole and writes its record again. Bad values are usage errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_crawl_takes_its_revisit_rules_from_flags() {
+    let cfg = SiteConfig { pages: 30, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    let rules = ["--recrawl", "--revisit", r"/index\.html$=0s", "--revisit-every", "1d"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
+        args.extend(rules);
+        args.extend(extra);
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let cwd = dir.path().to_path_buf();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            kumo_in(&cwd, &args).await
+        }
+    };
+    let asked_since = |from: usize| -> Vec<kumo_testsite::Hit> {
+        server.hits()[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
+    };
+
+    let out = run(&[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique);
+    let before = server.hits().len();
+    let out = run(&[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("recrawl: 1 pages asked for again"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("({} not due yet", unique - 1)), "{}", stderr(&out));
+    let asked = asked_since(before);
+    assert_eq!(asked.iter().map(|h| h.target.as_str()).collect::<Vec<_>>(), ["/index.html"]);
+    assert!(asked[0].if_none_match.is_some(), "asked with its validators");
+    assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique, "unchanged: nothing written");
+
+    let before = server.hits().len();
+    let out = run(&["--emit", "all"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let asked = asked_since(before);
+    assert_eq!(asked.iter().map(|h| h.target.as_str()).collect::<Vec<_>>(), ["/index.html"]);
+    assert!(asked[0].if_none_match.is_none(), "asked whole");
+    assert_eq!(lines(&dir.path().join("pages.jsonl")).len(), unique + 1, "its record written again");
+
+    for (bad, says) in [
+        (&["--revisit", "/news/"][..], "REGEX=DURATION"),
+        (&["--revisit", "(=1h"][..], "bad regex"),
+        (&["--revisit", "/a=soon"][..], "not a duration"),
+        (&["--revisit-adaptive", "1h,30d,lots"][..], "not a rate"),
+        (&["--revisit-adaptive", "1d,1h,0.2"][..], "--revisit-adaptive"),
+    ] {
+        let out = run(bad).await;
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{bad:?}: {}", stderr(&out));
+    }
+    let out = kumo_in(dir.path(), &["crawl", url.as_str(), "--revisit-every", "1d", "--memory"]).await;
+    assert_eq!(out.status.code(), Some(2), "a rule without --recrawl: {}", stderr(&out));
+}

@@ -445,6 +445,24 @@ pub struct CrawlArgs {
     /// directory.
     #[arg(long)]
     pub recrawl: bool,
+    /// With --recrawl: how long a page rests before a later run asks for it again, unless a
+    /// --revisit rule says otherwise (default: every run).
+    #[arg(long, value_name = "DURATION", requires = "recrawl")]
+    pub revisit_every: Option<String>,
+    /// With --recrawl: pages whose URL matches REGEX rest DURATION between visits
+    /// ('/news/=1h'; `0s`: every run). Repeatable; the first rule that matches wins.
+    #[arg(long = "revisit", value_name = "REGEX=DURATION", requires = "recrawl")]
+    pub revisit_rules: Vec<String>,
+    /// With --recrawl: each page's interval adapts, as Nutch's do: it shrinks by RATE after a
+    /// visit that found the page changed and grows by it after one that did not, within
+    /// MIN..MAX (alone: 1m,30d,0.2).
+    #[arg(long, value_name = "MIN,MAX,RATE", num_args = 0..=1, default_missing_value = "", requires = "recrawl")]
+    pub revisit_adaptive: Option<String>,
+    /// With --recrawl: what a later run writes of a page that did not change: nothing
+    /// (changed, the default: it is asked for with its validators), or its items again (all:
+    /// it is asked for whole).
+    #[arg(long, value_enum, value_name = "WHAT", requires = "recrawl")]
+    pub emit: Option<Emit>,
     /// Archive every exchange as WARC/1.1 files in DIR (made if missing): a request and a
     /// response record for each page, redirect, error answer and robots.txt fetched, the body
     /// as it came (compressed bodies too), SHA-1 digests, the links found as metadata, and
@@ -630,6 +648,13 @@ pub struct DemoArgs {
     /// (each run starts over).
     #[arg(default_value = "kumo-demo", value_name = "DIR")]
     pub dir: PathBuf,
+}
+
+/// `--emit`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Changed,
+    All,
 }
 
 /// `--http-cache-policy`.

@@ -200,6 +200,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
     let mut cfg = config_from_args(&a, seeds).map_err(usage)?;
+    (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a).map_err(usage)?;
     cfg.render = a.render.rendering()?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     // Every setting is checked before anything is created: a refused run leaves no output
@@ -220,7 +221,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         max_host_pause: cfg.max_host_pause,
         who: "",
         recrawl: a.recrawl,
-        conditional: true,
+        conditional: !cfg.emit_unchanged,
         scheduled: false,
     };
     let opened = match super::state::open_storage(&a.state, storage).await {

@@ -33,6 +33,7 @@ mod outcome;
 mod parse_cmd;
 mod progress;
 mod render;
+mod revisit_args;
 mod run_cmd;
 mod schedule_cmd;
 mod shell;
