@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{kumo_in, stderr};
-use kumo_testsite::{ServerBuilder, SiteConfig};
+use kumo_testsite::{Hit, ServerBuilder, SiteConfig, TestServer};
 
 fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
@@ -17,6 +17,23 @@ fn summary(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// `kumo crawl URL -o pages.jsonl --state st` in `dir`, with `extra`.
+fn crawl_in(dir: &Path, url: &str, extra: &[&str]) -> impl Future<Output = std::process::Output> + use<> {
+    let mut args = vec!["crawl", url, "-o", "pages.jsonl", "--state", "st", "--no-progress"];
+    args.extend(extra);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let cwd = dir.to_path_buf();
+    async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        kumo_in(&cwd, &args).await
+    }
+}
+
+/// What the site was asked for since its hit number `from`, robots.txt left out.
+fn asked_since(server: &TestServer, from: usize) -> Vec<Hit> {
+    server.hits()[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
     let cfg = SiteConfig { pages: 100, page_bytes: 2_000, validators: true, ..SiteConfig::default() };
@@ -24,21 +41,11 @@ async fn a_recrawl_asks_every_page_again_and_writes_only_what_changed() {
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/index.html");
-    let run = |extra: &'static [&'static str]| {
-        let mut args = vec!["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
-        args.extend(["--summary-json", "summary.json", "--warc", "archive"]);
-        args.extend(extra);
-        let cwd = dir.path().to_path_buf();
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            kumo_in(&cwd, &args).await
-        }
+    let run = |extra: &[&str]| {
+        let fixed = ["--summary-json", "summary.json", "--warc", "archive"];
+        crawl_in(dir.path(), &url, &[&fixed[..], extra].concat())
     };
-    let pages_asked = |from: usize| {
-        let hits = server.hits();
-        hits[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect::<Vec<_>>()
-    };
+    let pages_asked = |from: usize| asked_since(&server, from);
 
     // The first run is a whole crawl that keeps each page's record.
     let out = run(&["--recrawl"]).await;
@@ -212,20 +219,8 @@ async fn a_url_crawl_takes_its_revisit_rules_from_flags() {
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/index.html");
     let rules = ["--recrawl", "--revisit", r"/index\.html$=0s", "--revisit-every", "1d"];
-    let run = |extra: &[&str]| {
-        let mut args = vec!["crawl", url.as_str(), "-o", "pages.jsonl", "--state", "st", "--no-progress"];
-        args.extend(rules);
-        args.extend(extra);
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let cwd = dir.path().to_path_buf();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            kumo_in(&cwd, &args).await
-        }
-    };
-    let asked_since = |from: usize| -> Vec<kumo_testsite::Hit> {
-        server.hits()[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
-    };
+    let run = |extra: &[&str]| crawl_in(dir.path(), &url, &[&rules[..], extra].concat());
+    let asked_since = |from: usize| asked_since(&server, from);
 
     let out = run(&[]).await;
     assert!(out.status.success(), "{}", stderr(&out));
