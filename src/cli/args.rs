@@ -442,7 +442,7 @@ pub struct CrawlArgs {
     /// last answer (If-None-Match, If-Modified-Since). A 304, or the same body, is
     /// "unchanged": not parsed, no items. Changed pages are parsed (new links are crawled as
     /// usual); 404/410 count as gone. The summary's `changes` line counts them. Needs a state
-    /// directory.
+    /// directory or Redis (where the workers share each round).
     #[arg(long)]
     pub recrawl: bool,
     /// With --recrawl: how long a page rests before a later run asks for it again, unless a

@@ -11,7 +11,7 @@ use kumo_core::MemoryCookieStorage;
 use kumo_frontier::{Frontier, Politeness};
 use kumo_spider::SiteState;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
-use kumo_store_redis::{RedisConfig, RedisFrontier};
+use kumo_store_redis::{RedisConfig, RedisFrontier, RoundStart};
 use url::Url;
 
 use super::args::StateArgs;
@@ -128,6 +128,30 @@ async fn recrawl(store: &EmbeddedStore, who: &str, conditional: bool) -> Result<
         return Ok(());
     }
     let r = store.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()), conditional)?;
+    say_revisits(who, r, conditional);
+    Ok(())
+}
+
+/// `--recrawl` on a crawl kept in Redis: as [`recrawl`], the round opened (or joined) by
+/// whichever worker finds the crawl drained.
+async fn recrawl_redis(redis: &RedisFrontier, who: &str, conditional: bool) -> Result<()> {
+    match redis.revisit_pages(kumo_spider::schedule::millis(SystemTime::now()), conditional).await? {
+        RoundStart::Busy(n) => {
+            say!(
+                "{who}--recrawl: the crawl is still under way ({n} queued or in flight); this run finishes it"
+            )
+        }
+        RoundStart::NoRecords => say!(
+            "{who}--recrawl: no page of this crawl has a record yet; this run keeps them, the next \
+             --recrawl asks for them again"
+        ),
+        RoundStart::Queued(r) => say_revisits(who, r, conditional),
+    }
+    Ok(())
+}
+
+/// What a re-crawl round queued, as both stores say it.
+fn say_revisits(who: &str, r: kumo_frontier::Revisits, conditional: bool) {
     let later = match r.next_due_ms {
         Some(ms) => {
             let left =
@@ -147,7 +171,6 @@ async fn recrawl(store: &EmbeddedStore, who: &str, conditional: bool) -> Result<
         }
         n => say!("{who}recrawl: {n} pages asked for again, whole (emit = \"all\"){later}"),
     }
-    Ok(())
 }
 
 /// What a crawl (or one site of a spider file) is stored as.
@@ -194,15 +217,17 @@ impl Opened {
 /// Opens the crawl's storage: the frontier, the item journal and the cookie storage, with
 /// Redis (`--redis`), in a state directory (the default), or in memory (`--memory`).
 pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
-    if s.recrawl && (a.redis.is_some() || a.memory) {
+    if s.recrawl && a.memory {
         // Usage: said before anything is opened.
         return Err(super::outcome::usage(anyhow::anyhow!(
-            "--recrawl needs a state directory: the embedded state keeps what each page was, \
-             Redis and --memory do not (yet)"
+            "--recrawl needs a state directory or Redis, which keep what each page was; --memory does not"
         )));
     }
     if let Some(url) = &a.redis {
         let (redis, worker) = open_redis(a, url, &s).await?;
+        if s.recrawl {
+            recrawl_redis(&redis, s.who, s.conditional).await?;
+        }
         // Cookies stay with each worker for now: a shared jar is not built yet.
         let cookies = Arc::new(MemoryCookieStorage::new());
         let state = SiteState {

@@ -23,6 +23,7 @@ mod instant;
 mod memory;
 mod packed;
 mod politeness;
+mod revisit;
 pub mod robots;
 pub mod schedule;
 mod scope;
@@ -38,6 +39,7 @@ pub use frontier::{
 pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
 pub use politeness::{BadRateLimit, HostPolicy, HostRule, Politeness, RateLimit};
+pub use revisit::{Revisits, round_counters};
 pub use schedule::{HostQueue, HostView, LiftedPause, QueuedRequest};
 pub use scope::{
     MAX_PATH_SEGMENTS, MAX_SEGMENT_REPEATS, MAX_URL_BYTES, Scope, ScopeConfig, ScopeError, UrlPattern,

@@ -8,8 +8,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use kumo_core::request::host_key;
-use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, RequestKind, StoredRequest, Url};
-use kumo_frontier::{Commit, FailureLine, HostView, PageRecord, PushReport, QueueLine, RequeueReport};
+use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Priority, Request, StoredRequest, Url};
+use kumo_frontier::{
+    Commit, FailureLine, HostView, PageRecord, PushReport, QueueLine, RequeueReport, Revisits,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{COUNTERS, corrupt};
@@ -76,17 +78,6 @@ struct DepthOnly {
 
 fn output(e: impl Into<std::io::Error>) -> StoreError {
     StoreError::Output(e.into())
-}
-
-/// What [`EmbeddedStore::revisit_pages`] queued.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Revisits {
-    /// Pages asked for again.
-    pub queued: usize,
-    /// Kept pages whose re-visit interval has not run out.
-    pub not_due: usize,
-    /// When the first of those falls due, ms since the Unix epoch.
-    pub next_due_ms: Option<u64>,
 }
 
 impl EmbeddedStore {
@@ -263,28 +254,11 @@ impl EmbeddedStore {
         for page in self.page_records() {
             let page = page?;
             if !page.due(now_ms) {
-                report.not_due += 1;
-                let at = page.checked_ms.saturating_add(page.interval_ms);
-                report.next_due_ms = Some(report.next_due_ms.map_or(at, |n| n.min(at)));
+                report.wait_for(&page);
                 continue;
             }
             let Ok(url) = Url::parse(&page.request.url) else { continue };
-            let mut request = page.request;
-            request.retries = 0;
-            request.redirects = 0;
-            request.not_before_ms = None;
-            request.kind =
-                RequestKind::Revisit { hash: page.hash, bytes: page.bytes, interval_ms: page.interval_ms };
-            let extra = request.extra.get_or_insert_with(Default::default);
-            extra.headers.retain(|(n, _)| {
-                !n.eq_ignore_ascii_case("if-none-match") && !n.eq_ignore_ascii_case("if-modified-since")
-            });
-            if let Some(etag) = page.etag.filter(|_| conditional) {
-                extra.headers.push(("if-none-match".into(), etag.into_bytes()));
-            }
-            if let Some(modified) = page.last_modified.filter(|_| conditional) {
-                extra.headers.push(("if-modified-since".into(), modified.into_bytes()));
-            }
+            let request = page.revisit_request(conditional);
             Self::enqueue_unchecked(&self.sp, inner, &mut b, &host_key(&url), request, now)?;
             report.queued += 1;
         }
@@ -299,16 +273,8 @@ impl EmbeddedStore {
     /// WARC archive ends (`warc`), which the next round's files go on from. The counters are
     /// the engine's, opaque here but for this field.
     fn new_round_counters(&self, b: &mut fjall::OwnedWriteBatch) -> Result<(), StoreError> {
-        let kept = self
-            .sp
-            .meta
-            .get(COUNTERS)?
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-            .and_then(|c| c.get("warc").filter(|w| !w.is_null()).cloned());
-        match kept {
-            Some(warc) => {
-                self.sp.meta.insert(b, COUNTERS, serde_json::to_vec(&serde_json::json!({ "warc": warc }))?)
-            }
+        match kumo_frontier::round_counters(self.sp.meta.get(COUNTERS)?.as_deref()) {
+            Some(kept) => self.sp.meta.insert(b, COUNTERS, kept),
             None => self.sp.meta.remove(b, COUNTERS),
         }
         Ok(())

@@ -47,8 +47,12 @@ impl RedisFrontier {
         let mut ended = Vec::with_capacity(c.completions.len());
         for completion in &c.completions {
             match completion {
-                Completion::Done { lease, discovered, .. } => {
+                Completion::Done { lease, discovered, page } => {
                     a.s("D").s(&self.lease_key(lease.0));
+                    match page {
+                        Some(p) => a.s(&p.request.url).b(&serde_json::to_vec(p)?),
+                        None => a.s("").s(""),
+                    };
                     let new: Vec<_> = discovered.iter().filter(|(fp, _)| !local.sent.contains(*fp)).collect();
                     known += discovered.len() - new.len();
                     a.n(new.len());

@@ -875,6 +875,8 @@ local function main(keys, args)
     for i = 1, num() do
       local c = { kind = arg(), lk = arg() }
       if c.kind == 'D' then
+        -- The page's record for re-crawls (`--recrawl`): its URL and JSON, or '' and ''.
+        c.url, c.page = arg(), arg()
         local a, sn = push_many(num())
         added, seen = added + a, seen + sn
       elseif c.kind == 'R' then
@@ -891,6 +893,7 @@ local function main(keys, args)
     local stale = 0
     local stale_leases = {}
     local failures = {}
+    local pages = {}
     for _, c in ipairs(comps) do
       local f = found[c.lk]
       found[c.lk] = nil
@@ -924,10 +927,17 @@ local function main(keys, args)
         stat('failed', 1)
       else -- 'D'
         touch(lease_host(f))
+        if c.page ~= '' then
+          pages[#pages + 1] = c.url
+          pages[#pages + 1] = c.page
+        end
       end
     end
     if #failures > 0 then
       call_many('RPUSH', P .. 'fail', failures)
+    end
+    if #pages > 0 then
+      call_many('HSET', P .. 'pg', pages)
     end
     -- Items of live completions join the worker's journal; a stale page's items are dropped
     -- (the page is handed out again and its items come with that commit).
@@ -970,6 +980,60 @@ local function main(keys, args)
     redis.call('HSET', P .. 'seq', inc, int(seq))
     redis.call('HSET', P .. 'reply', inc, table.concat(reply, ' '))
     return reply
+  end
+
+  -- Re-crawl rounds (`--recrawl`): numbered in `rd` (`n`), the one being queued in `rd`'s `q`.
+  -- A worker opens the next round only when the crawl is drained; one that finds a round
+  -- still being queued (its queuer died, or works beside it) joins it. `rv` says, per URL, the
+  -- round that queued it last, so no page is queued twice in a round.
+  if op == 'round_begin' then
+    local worker, counters = arg(), arg()
+    local st = redis.call('HMGET', K_STATS, 'queued', 'leased')
+    local busy = (tonumber(st[1]) or 0) + (tonumber(st[2]) or 0)
+    if busy > 0 then
+      return { 2, 0, busy }
+    end
+    local rd = P .. 'rd'
+    local code, round = 1, tonumber(redis.call('HGET', rd, 'q'))
+    if not round then
+      code, round = 0, redis.call('HINCRBY', rd, 'n', 1)
+      redis.call('HSET', rd, 'q', round)
+    end
+    -- The round's summary counts its own work: this worker's counters start over, but for
+    -- where its WARC files end.
+    if current(worker) then
+      if counters == '' then
+        redis.call('HDEL', P .. 'ctr', worker)
+      else
+        redis.call('HSET', P .. 'ctr', worker, counters)
+      end
+    end
+    return { code, round, 0 }
+  end
+
+  if op == 'round_push' then
+    local round, n = arg(), num()
+    local rv = P .. 'rv'
+    local added = 0
+    for _ = 1, n do
+      local url, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
+      if redis.call('HGET', rv, url) ~= round then
+        redis.call('HSET', rv, url, round)
+        enqueue(host, rule, level, json, false)
+        added = added + 1
+      end
+    end
+    flush()
+    return added
+  end
+
+  if op == 'round_end' then
+    local round = arg()
+    local rd = P .. 'rd'
+    if redis.call('HGET', rd, 'q') == round then
+      redis.call('HDEL', rd, 'q')
+    end
+    return 1
   end
 
   if op == 'register' then

@@ -25,8 +25,10 @@ mod inspect;
 mod journal;
 mod lease;
 mod reserve;
+mod revisit;
 mod robots;
 
 pub use config::RedisConfig;
 pub use error::RedisStoreError;
 pub use frontier::RedisFrontier;
+pub use revisit::RoundStart;

@@ -419,7 +419,8 @@ async fn a_retried_commit_is_applied_once() {
     let lease = format!("{inc}:1");
     let found = ["fp-0000000000002", "r.test", "0", "0", "{\"page\":2}"];
     let commit = |seq: &str| {
-        let head = [seq, "raw", "0", "1", "D", &lease, "1"];
+        // A completion: its lease, its page's URL and record (for re-crawls), one discovery.
+        let head = [seq, "raw", "0", "1", "D", &lease, "http://r.test/1", "{\"page\":1}", "1"];
         call("commit", &[&head[..], &found, &["1", &lease, "{\"item\":1}"]].concat())
     };
     let first = commit("2");
@@ -432,6 +433,8 @@ async fn a_retried_commit_is_applied_once() {
     assert_eq!(stats, "1\n0", "a retried commit is applied once (one discovery queued, the lease done)");
     let journal = redis.command(&["LLEN", "kumo:{replay}:j:raw"]).expect("LLEN");
     assert_eq!(journal, "1", "a retried commit journals its items once");
+    let record = redis.command(&["HGET", "kumo:{replay}:pg", "http://r.test/1"]).expect("HGET");
+    assert_eq!(record, "{\"page\":1}", "the completed page's record is kept");
     // What applying it again would have answered: the lease stale, the discovery seen.
     assert_eq!(
         commit("3"),

@@ -1,0 +1,90 @@
+//! `kumo crawl URL --redis … --recrawl`: the workers of a crawl kept in Redis keep each page's
+//! record there, and a later `--recrawl` asks for every known page again, conditionally, once
+//! for the whole crawl however many workers take part: only what changed is written.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Watched, kumo_in, stderr, wait_until};
+use kumo_testsite::services::Redis;
+use kumo_testsite::{ServerBuilder, SiteConfig};
+
+/// The lines of every worker's output, by URL, with how many times each was written.
+fn written(dir: &Path) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for name in ["w1.jsonl", "w2.jsonl"] {
+        let Ok(text) = std::fs::read_to_string(dir.join(name)) else { continue };
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            *out.entry(v["url"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
+    let cfg = SiteConfig { pages: 60, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let redis = Redis::start().await.expect("redis-server starts");
+    let redis_url = redis.unix_url();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/index.html");
+    // 20 ms between requests to the host: a round lasts over a second, time for a second
+    // worker to join it.
+    let args = |worker: &'static str, out: &'static str| {
+        vec!["crawl", url.as_str(), "--redis", redis_url.as_str(), "--crawl", "t", "--worker", worker]
+            .into_iter()
+            .chain(["-o", out, "--recrawl", "--delay-ms", "20", "--no-progress"])
+            .collect::<Vec<&str>>()
+    };
+    let asked_since = |from: usize| -> Vec<kumo_testsite::Hit> {
+        server.hits()[from..].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
+    };
+
+    // The first crawl keeps every page's record.
+    let out = kumo_in(dir.path(), &args("w1", "w1.jsonl")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no page of this crawl has a record yet"), "{}", stderr(&out));
+    assert_eq!(written(dir.path()).len(), unique);
+
+    // Five pages change; two workers re-crawl, the second joining the round under way.
+    server.change_pages(&[1, 2, 3, 4, 5]);
+    let before = server.hits().len();
+    let first = Watched::spawn(dir.path(), &args("w1", "w1.jsonl"));
+    wait_until(Duration::from_secs(30), "the round to be queued", || {
+        first.stderr().contains("asked for again")
+    })
+    .await;
+    assert!(
+        first.stderr().contains(&format!("recrawl: {unique} pages asked for again")),
+        "{}",
+        first.stderr()
+    );
+    let second = Watched::spawn(dir.path(), &args("w2", "w2.jsonl"));
+    let (status, err) = second.finish().await;
+    assert!(status.success(), "{err}");
+    assert!(err.contains("this run finishes it") || err.contains("asked for again"), "{err}");
+    let (status, err) = first.finish().await;
+    assert!(status.success(), "{err}");
+
+    let asked = asked_since(before);
+    let mut once: BTreeMap<&str, usize> = BTreeMap::new();
+    for h in &asked {
+        *once.entry(h.target.as_str()).or_default() += 1;
+    }
+    assert_eq!(once.len(), unique, "every known page asked for: {once:?}");
+    assert!(once.values().all(|&n| n == 1), "each once between the two workers: {once:?}");
+    assert!(asked.iter().all(|h| h.if_none_match.is_some()), "all conditional");
+    let lines = written(dir.path());
+    assert!(lines.values().all(|&n| n <= 2), "{lines:?}");
+    let again: Vec<&String> = lines.iter().filter(|(_, n)| **n == 2).map(|(u, _)| u).collect();
+    assert_eq!(again.len(), 5, "only the changed pages written again: {again:?}");
+    for p in 1..=5 {
+        assert!(again.iter().any(|u| u.ends_with(&format!("/page/{p}.html"))), "{again:?}");
+    }
+}
