@@ -18,6 +18,7 @@
 #                       too), crawlee-mem (Crawlee's storage kept in memory)
 #   KUMO_BIN            the kumo binary (default: the repository's target/release/kumo)
 #   KUMO_ARGS=--fresh   extra arguments for both kumo modes
+#   KUMO_REDIS_ARGS     extra arguments for the kumo-redis peers' workers (e.g. --per-host 16)
 #   KUMO_SPIDER         the spider file of kumo-items (default peers/kumo/shop.toml)
 #   RUN_TIMEOUT=300     seconds for one run (then killed; recorded as exit 124)
 #   REDIS_APPENDFSYNC=always   the kumo-redis peers' redis-server appendfsync (everysec: as durable
@@ -50,6 +51,7 @@ RES="$RESULTS/results.jsonl"
 : > "$RES"
 read -r -a P <<< "$PEERS"
 read -r -a KARGS <<< "$KUMO_ARGS"
+read -r -a RARGS <<< "${KUMO_REDIS_ARGS:-}"
 
 for peer in "${P[@]}"; do
   case "$peer" in
@@ -183,9 +185,9 @@ run_one() {  # peer rep
       local workers=1
       [[ "$peer" == kumo-redis-2 ]] && workers=2
       redis_start "$out"
-      cmd=(bash -c 'for i in $(seq 1 "$1"); do "$2" crawl "$3" --redis "redis+unix://$4/redis.sock" \
-             -o "$4/items-$i.jsonl" --worker "w$i" --concurrency 64 --no-progress & done; wait' \
-           workers "$workers" "$KUMO_BIN" "$URL" "$out")
+      cmd=(bash -c 'n=$1 bin=$2 url=$3 dir=$4; shift 4; for i in $(seq 1 "$n"); do "$bin" crawl "$url" --redis "redis+unix://$dir/redis.sock" \
+             -o "$dir/items-$i.jsonl" --worker "w$i" --concurrency 64 --no-progress "$@" & done; wait' \
+           workers "$workers" "$KUMO_BIN" "$URL" "$out" "${RARGS[@]}")
       extra=(--jsonl "$out/items.jsonl" --extra-json "$out/redis.json") ;;
     spider-rs|spider-rs-noextract|spider-rs-defaults)
       local target=target-spider-lean
