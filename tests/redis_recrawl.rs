@@ -87,4 +87,14 @@ async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
     for p in 1..=5 {
         assert!(again.iter().any(|u| u.ends_with(&format!("/page/{p}.html"))), "{again:?}");
     }
+
+    // The records are there to look at, as a state directory's are.
+    let out =
+        kumo_in(dir.path(), &["frontier", "pages", "--redis", &redis_url, "--crawl", "t", "--json"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pages: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(pages.len(), unique, "{}", stderr(&out));
+    assert!(pages.iter().all(|p| p["etag"].is_string() && p["checked_ms"].as_u64() > Some(0)), "{pages:?}");
+    assert!(stderr(&out).contains(&format!("{unique} pages kept in crawl t")), "{}", stderr(&out));
 }

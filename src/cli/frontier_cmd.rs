@@ -19,7 +19,7 @@ pub async fn run(c: FrontierCommand) -> Result<ExitCode> {
         FrontierCommand::Export(a) => export(a).await,
         FrontierCommand::Import(a) => import(a).await,
         FrontierCommand::Hosts(a) => super::hosts_cmd::run(a).await,
-        FrontierCommand::Pages(a) => pages(&a),
+        FrontierCommand::Pages(a) => pages(&a).await,
     }
     .map(|()| ExitCode::SUCCESS)
 }
@@ -87,9 +87,9 @@ async fn import(a: ImportArgs) -> Result<()> {
     Ok(())
 }
 
-/// `frontier pages`: the kept pages, by URL.
-fn pages(a: &PagesArgs) -> Result<()> {
-    let store = open(&a.state)?;
+/// `frontier pages`: the kept pages, by URL (of a state directory, or of a crawl in Redis).
+async fn pages(a: &PagesArgs) -> Result<()> {
+    let redis = a.state.redis().await?;
     let mut out = std::io::stdout().lock();
     let now = kumo_spider::schedule::millis(std::time::SystemTime::now());
     let at = |ms: u64| super::run_cmd::when(kumo_spider::schedule::from_millis(ms));
@@ -97,7 +97,7 @@ fn pages(a: &PagesArgs) -> Result<()> {
     if !a.json {
         writeln!(out, "{:20}  {:>10}  {:20}  URL", "CHECKED", "INTERVAL", "DUE")?;
     }
-    let n = store.for_each_page(|p| {
+    let mut write = |p: kumo_frontier::PageRecord| {
         let due = p.checked_ms.saturating_add(p.interval_ms);
         let written = if a.json {
             let line = serde_json::json!({
@@ -116,11 +116,27 @@ fn pages(a: &PagesArgs) -> Result<()> {
             writeln!(out, "{checked:20}  {interval:>10}  {due:20}  {}", p.request.url)
         };
         written.map_err(|e| failed = Some(e)).is_ok()
-    })?;
+    };
+    let (n, place) = match redis {
+        Some(r) => {
+            let pages = r.page_records().await?;
+            let n = pages.len();
+            for p in pages {
+                if !write(p) {
+                    break;
+                }
+            }
+            (n, format!("crawl {}", r.config().crawl))
+        }
+        None => {
+            let store = open(&a.state)?;
+            (store.for_each_page(write)?, store.dir().display().to_string())
+        }
+    };
     if let Some(e) = failed {
         return Err(e.into());
     }
-    say!("{n} pages kept in {}", store.dir().display());
+    say!("{n} pages kept in {place}");
     Ok(())
 }
 

@@ -52,17 +52,9 @@ impl RedisFrontier {
         let mut cursor = 0u64;
         // Bounded: HSCAN ends when its cursor comes back to 0.
         loop {
-            let mut c = redis::cmd("HSCAN");
-            c.arg(&key).arg(cursor).arg("COUNT").arg(PAGE);
-            let mut reply = array(self.conn.command(&c).await?)?.into_iter();
-            let (Some(next), Some(fields)) = (reply.next(), reply.next()) else {
-                return Err(RedisStoreError::Protocol("HSCAN reply".into()));
-            };
-            cursor = text(next)?.parse().map_err(|_| RedisStoreError::Protocol("HSCAN cursor".into()))?;
+            let (next, pages) = self.pages_from(cursor).await?;
             let mut due = Vec::new();
-            let mut fields = array(fields)?.into_iter();
-            while let (Some(_url), Some(json)) = (fields.next(), fields.next()) {
-                let page: PageRecord = serde_json::from_slice(&bytes(json)?)?;
+            for page in pages {
                 if page.due(now_ms) {
                     due.push(page);
                 } else {
@@ -72,6 +64,7 @@ impl RedisFrontier {
             // The round's due pages, whichever worker queued each.
             report.queued += due.len();
             self.queue_round(&round, due, conditional).await?;
+            cursor = next;
             if cursor == 0 {
                 break;
             }
@@ -80,6 +73,41 @@ impl RedisFrontier {
         a.s(&round);
         self.call(&a).await?;
         Ok(RoundStart::Queued(report))
+    }
+
+    /// Every kept page's record (`kumo frontier pages`), by URL.
+    pub async fn page_records(&self) -> Result<Vec<PageRecord>, RedisStoreError> {
+        let mut out = Vec::new();
+        let mut cursor = 0u64;
+        // Bounded: HSCAN ends when its cursor comes back to 0.
+        loop {
+            let (next, pages) = self.pages_from(cursor).await?;
+            out.extend(pages);
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        out.sort_by(|a, b| a.request.url.cmp(&b.request.url));
+        Ok(out)
+    }
+
+    /// One HSCAN step over the kept pages from `cursor`: the next cursor (0: done) and the
+    /// records read.
+    async fn pages_from(&self, cursor: u64) -> Result<(u64, Vec<PageRecord>), RedisStoreError> {
+        let mut c = redis::cmd("HSCAN");
+        c.arg(format!("{}pg", self.cfg.prefix())).arg(cursor).arg("COUNT").arg(PAGE);
+        let mut reply = array(self.conn.command(&c).await?)?.into_iter();
+        let (Some(next), Some(fields)) = (reply.next(), reply.next()) else {
+            return Err(RedisStoreError::Protocol("HSCAN reply".into()));
+        };
+        let next = text(next)?.parse().map_err(|_| RedisStoreError::Protocol("HSCAN cursor".into()))?;
+        let mut pages = Vec::new();
+        let mut fields = array(fields)?.into_iter();
+        while let (Some(_url), Some(json)) = (fields.next(), fields.next()) {
+            pages.push(serde_json::from_slice(&bytes(json)?)?);
+        }
+        Ok((next, pages))
     }
 
     /// Queues `pages` for round `round`, each unless the round queued it already; how many.
