@@ -72,6 +72,10 @@ impl RedisFrontier {
         let mut a = self.args("round_end");
         a.s(&round);
         self.call(&a).await?;
+        // What this worker last heard of the queue is out of date: ask Redis at the next lease.
+        let mut local = self.local.lock().await;
+        local.readiness = None;
+        local.next_ask = None;
         Ok(RoundStart::Queued(report))
     }
 

@@ -379,25 +379,6 @@ async fn a_worker_restarted_under_its_name_takes_over_at_once() {
 
 // Retried calls ----------------------------------------------------------------------------------
 
-/// Sends one call of the frontier's function, with the arguments laid out as `frontier.lua`
-/// reads them (op, incarnation, no slots given back, no requests handed back, no host
-/// adjustments, no counters, the op's own).
-/// The library is loaded under a test name of its own.
-fn script_call(redis: &Redis, crawl: &str, op: &str, inc: &str, args: &[&str]) -> String {
-    let library = format!(
-        "#!lua name=kumo_test\n{}",
-        include_str!("../src/frontier.lua").replace("KUMO_FN", "kumo_test")
-    );
-    let loaded = redis.command(&["FUNCTION", "LOAD", "REPLACE", &library]).expect("FUNCTION LOAD");
-    assert!(!loaded.starts_with('-'), "FUNCTION LOAD: {loaded}");
-    let prefix = format!("kumo:{{{crawl}}}:");
-    let mut all = vec!["FCALL", "kumo_test", "1", &prefix, op, inc, "0", "0", "0", "0"];
-    all.extend_from_slice(args);
-    let reply = redis.command(&all).expect("FCALL");
-    assert!(!reply.starts_with('-'), "{op}: {reply}");
-    reply
-}
-
 /// A commit whose reply was lost is sent again with the same sequence number; the worker can't
 /// be made to lose a reply from here, so the calls are made by hand.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
