@@ -98,3 +98,53 @@ async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
     assert!(pages.iter().all(|p| p["etag"].is_string() && p["checked_ms"].as_u64() > Some(0)), "{pages:?}");
     assert!(stderr(&out).contains(&format!("{unique} pages kept in crawl t")), "{}", stderr(&out));
 }
+
+/// `kumo run --redis`: a site's runs on its schedule with its crawl in Redis, every run after
+/// the first a re-crawl round: the second asks for every page conditionally and writes only
+/// the two that changed. The schedule's record stays in the state directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kumo_run_keeps_a_sites_crawl_in_redis() {
+    let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let unique = cfg.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let redis = Redis::start().await.expect("redis-server starts");
+    let redis_url = redis.unix_url();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
+    std::fs::write(
+        dir.path().join("shop.toml"),
+        format!("{spider}\n[site.schedule]\nevery = \"2s\"\ntimes = 2\n"),
+    )
+    .unwrap();
+
+    let args = ["run", "shop.toml", "--redis", redis_url.as_str(), "--summary-json", "runs.jsonl"];
+    let daemon = Watched::spawn(dir.path(), &args);
+    wait_until(Duration::from_secs(30), "the first run to end", || daemon.stderr().contains("run 1 of 2:\n"))
+        .await;
+    let after_first = server.hits().len();
+    server.change_pages(&[3, 7]);
+    let (status, err) = daemon.finish().await;
+    assert!(status.success(), "{err}");
+    assert!(err.contains("its schedule is done (2 runs)"), "{err}");
+    assert!(err.contains(&format!("recrawl: {unique} pages asked for again")), "{err}");
+
+    let later: Vec<_> =
+        server.hits()[after_first..].iter().filter(|h| h.target != "/robots.txt").cloned().collect();
+    assert_eq!(later.len(), unique, "each page once in the second run");
+    assert!(later.iter().all(|h| h.if_none_match.is_some()), "all conditional");
+    let runs: Vec<serde_json::Value> = std::fs::read_to_string(dir.path().join("runs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let changes = &runs[1]["summary"]["changes"];
+    assert_eq!(
+        (changes["changed"].as_u64(), changes["unchanged"].as_u64()),
+        (Some(2), Some(unique as u64 - 2))
+    );
+    let products = std::fs::read_to_string(dir.path().join("products.jsonl")).unwrap();
+    assert_eq!(products.lines().count(), unique + 2, "every product, then the two that changed");
+    let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml", "--json"]).await;
+    let sites: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!((sites[0]["runs"].as_str(), sites[0]["state"].as_str()), (Some("2 of 2"), Some("done")));
+}

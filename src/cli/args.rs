@@ -111,6 +111,18 @@ pub struct RunArgs {
     /// with status 4 when it exits.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
     pub failure_threshold: f64,
+    /// Keep the sites' crawls in Redis (as `kumo crawl --redis`): daemons on several machines
+    /// given the same files and URL run each site's runs together, each run a re-crawl round
+    /// they share. The schedule records stay in --state.
+    #[arg(long, value_name = "URL", conflicts_with = "fsync")]
+    pub redis: Option<String>,
+    /// With --redis: the crawls' name (each site's crawl is NAME/SITE).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub crawl: Option<String>,
+    /// With --redis: this daemon's worker name in each site's crawl (default: the host name
+    /// and the site's output); each daemon sharing the crawls needs its own.
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub worker: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

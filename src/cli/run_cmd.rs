@@ -6,7 +6,8 @@
 //!
 //! What each site's schedule has done is kept in its state directory ([`ScheduleRecord`]): a
 //! run cut short (Ctrl-C, kill -9) goes on when the daemon starts again, and a run that fell
-//! due while it was down runs once, at once.
+//! due while it was down runs once, at once. With `--redis`, the sites' crawls are in Redis
+//! (the directory keeps the record alone): daemons sharing them join each run's round.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -104,7 +105,17 @@ struct Shared {
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
-    let state = StateArgs { dir: a.state.clone(), fsync: a.fsync, ..Default::default() };
+    let state = StateArgs {
+        dir: a.state.clone(),
+        fsync: a.fsync,
+        redis: a.redis.clone(),
+        crawl: a.crawl.clone(),
+        worker: a.worker.clone(),
+        // `kumo crawl`'s defaults.
+        dead_after: 15.0,
+        redis_wait: 300.0,
+        ..Default::default()
+    };
     let sites = load_sites(&a.paths, a.seed_base.clone(), &state)?;
     // One daemon per spider file: a second one is refused before it touches any state.
     let mut locks = Vec::new();
@@ -262,7 +273,13 @@ fn first_record(s: &ScheduledSite, shared: &Shared) -> Result<ScheduleRecord> {
     if let Some(r) = found {
         return Ok(r);
     }
-    drop(state::open_at(&shared.state, &s.dir, s.site.crawl.politeness.clone())?);
+    match shared.state.redis {
+        // The crawl is in Redis: the directory holds the record alone.
+        Some(_) => {
+            std::fs::create_dir_all(&s.dir).with_context(|| format!("cannot create {}", s.dir.display()))?
+        }
+        None => drop(state::open_at(&shared.state, &s.dir, s.site.crawl.politeness.clone())?),
+    }
     let r = ScheduleRecord { since_ms: millis(SystemTime::now()), ..Default::default() };
     save(&s.dir, &r)?;
     Ok(r)
@@ -291,6 +308,12 @@ async fn one_run(
         recrawl: !resume,
         file_hash: s.file_hash,
         scheduled: true,
+    };
+    // A crawl in Redis holds no lock on the site's directory: this one tells `kumo schedule
+    // list` that a run is under way, as the embedded state's own lock does.
+    let _running = match shared.state.redis {
+        Some(_) => Some(kumo_store_embedded::StateLock::acquire(&s.dir)?),
+        None => None,
     };
     let mut site = s.site.clone();
     // The pages it checks count as checked at the run's tick: they fall due by a later one.
