@@ -25,12 +25,18 @@ fn written(dir: &Path) -> BTreeMap<String, usize> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
-    let cfg = SiteConfig { pages: 60, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+/// The synthetic site of `pages` pages with validators (its distinct URLs), and a Redis.
+async fn site_and_redis(pages: usize) -> (kumo_testsite::TestServer, usize, Redis) {
+    let cfg = SiteConfig { pages, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
     let unique = cfg.ground_truth().unique_urls;
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let redis = Redis::start().await.expect("redis-server starts");
+    (server, unique, redis)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
+    let (server, unique, redis) = site_and_redis(60).await;
     let redis_url = redis.unix_url();
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/index.html");
@@ -104,10 +110,7 @@ async fn workers_recrawl_a_crawl_in_redis_once_between_them() {
 /// the two that changed. The schedule's record stays in the state directory.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kumo_run_keeps_a_sites_crawl_in_redis() {
-    let cfg = SiteConfig { pages: 20, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
-    let unique = cfg.ground_truth().unique_urls;
-    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
-    let redis = Redis::start().await.expect("redis-server starts");
+    let (server, unique, redis) = site_and_redis(20).await;
     let redis_url = redis.unix_url();
     let dir = tempfile::tempdir().unwrap();
     let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
@@ -147,4 +150,60 @@ async fn kumo_run_keeps_a_sites_crawl_in_redis() {
     let list = kumo_in(dir.path(), &["schedule", "list", "shop.toml", "--json"]).await;
     let sites: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!((sites[0]["runs"].as_str(), sites[0]["state"].as_str()), (Some("2 of 2"), Some("done")));
+}
+
+/// Two `kumo run --redis` daemons (two machines, played by two folders) on one schedule
+/// whose `start` aligns their ticks: each run is one round between them, every page asked
+/// once a run, and the union of their outputs holds every product once, then the two that
+/// changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_daemons_share_each_run_of_a_site() {
+    let (server, unique, redis) = site_and_redis(20).await;
+    let redis_url = redis.unix_url();
+    let start = humantime::format_rfc3339_seconds(std::time::SystemTime::now() + Duration::from_secs(2));
+    // 30 ms between requests to the host, for the whole crawl: a run lasts about as long as
+    // both daemons need to be in it.
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price")).replacen(
+        "output = ",
+        "delay_ms = 30\noutput = ",
+        1,
+    );
+    let file = format!("{spider}\n[site.schedule]\nevery = \"3s\"\ntimes = 2\nstart = \"{start}\"\n");
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut daemons = Vec::new();
+    for (dir, worker) in dirs.iter().zip(["a", "b"]) {
+        std::fs::write(dir.path().join("shop.toml"), &file).unwrap();
+        let args = ["run", "shop.toml", "--redis", redis_url.as_str(), "--worker", worker];
+        daemons.push(Watched::spawn(dir.path(), &args));
+    }
+    let before = server.hits().len();
+    wait_until(Duration::from_secs(30), "both daemons' first run to end", || {
+        daemons.iter().all(|d| d.stderr().contains("run 1 of 2:\n"))
+    })
+    .await;
+    let after_first = server.hits().len();
+    server.change_pages(&[3, 7]);
+    for d in daemons {
+        let (status, err) = d.finish().await;
+        assert!(status.success(), "{err}");
+        assert!(err.contains("its schedule is done (2 runs)"), "{err}");
+    }
+
+    let pages = |from: usize, to: usize| -> Vec<kumo_testsite::Hit> {
+        server.hits()[from..to].iter().filter(|h| h.target != "/robots.txt").cloned().collect()
+    };
+    let first = pages(before, after_first);
+    let second = pages(after_first, server.hits().len());
+    assert_eq!(first.len(), unique, "each page once in the first run, between the two");
+    assert_eq!(second.len(), unique, "and once in the second");
+    assert!(second.iter().all(|h| h.if_none_match.is_some()), "the second conditional");
+    let mut skus: Vec<String> = Vec::new();
+    for dir in &dirs {
+        let text = std::fs::read_to_string(dir.path().join("products.jsonl")).unwrap_or_default();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            skus.push(v["sku"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(skus.len(), unique + 2, "every product once, then the two that changed: {skus:?}");
 }
