@@ -111,16 +111,14 @@ pub struct RunArgs {
     /// with status 4 when it exits.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
     pub failure_threshold: f64,
-    /// Keep the sites' crawls in Redis (as `kumo crawl --redis`): daemons on several machines
-    /// given the same files and URL run each site's runs together, each run a re-crawl round
-    /// they share. The schedule records stay in --state.
+    /// Keep the sites' crawls in Redis (as `kumo crawl --redis`), each run a re-crawl round that
+    /// daemons given the same files and URL share. The schedule records stay in --state.
     #[arg(long, value_name = "URL", conflicts_with = "fsync")]
     pub redis: Option<String>,
     /// With --redis: the crawls' name (each site's crawl is NAME/SITE).
     #[arg(long, value_name = "NAME", requires = "redis")]
     pub crawl: Option<String>,
-    /// With --redis: this daemon's worker name in each site's crawl (default: the host name
-    /// and the site's output); each daemon sharing the crawls needs its own.
+    /// With --redis: this daemon's own worker name (default: the host name and site output).
     #[arg(long, value_name = "NAME", requires = "redis")]
     pub worker: Option<String>,
 }
@@ -457,24 +455,8 @@ pub struct CrawlArgs {
     /// directory or Redis (where the workers share each round).
     #[arg(long)]
     pub recrawl: bool,
-    /// With --recrawl: how long a page rests before a later run asks for it again, unless a
-    /// --revisit rule says otherwise (default: every run).
-    #[arg(long, value_name = "DURATION", requires = "recrawl")]
-    pub revisit_every: Option<String>,
-    /// With --recrawl: pages whose URL matches REGEX rest DURATION between visits
-    /// ('/news/=1h'; `0s`: every run). Repeatable; the first rule that matches wins.
-    #[arg(long = "revisit", value_name = "REGEX=DURATION", requires = "recrawl")]
-    pub revisit_rules: Vec<String>,
-    /// With --recrawl: each page's interval adapts, as Nutch's do: it shrinks by RATE after a
-    /// visit that found the page changed and grows by it after one that did not, within
-    /// MIN..MAX (alone: 1m,30d,0.2).
-    #[arg(long, value_name = "MIN,MAX,RATE", num_args = 0..=1, default_missing_value = "", requires = "recrawl")]
-    pub revisit_adaptive: Option<String>,
-    /// With --recrawl: what a later run writes of a page that did not change: nothing
-    /// (changed, the default: it is asked for with its validators), or its items again (all:
-    /// it is asked for whole).
-    #[arg(long, value_enum, value_name = "WHAT", requires = "recrawl")]
-    pub emit: Option<Emit>,
+    #[command(flatten)]
+    pub revisit: super::revisit_args::RevisitArgs,
     /// Archive every exchange as WARC/1.1 files in DIR (made if missing): a request and a
     /// response record for each page, redirect, error answer and robots.txt fetched, the body
     /// as it came (compressed bodies too), SHA-1 digests, the links found as metadata, and
@@ -660,13 +642,6 @@ pub struct DemoArgs {
     /// (each run starts over).
     #[arg(default_value = "kumo-demo", value_name = "DIR")]
     pub dir: PathBuf,
-}
-
-/// `--emit`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Emit {
-    Changed,
-    All,
 }
 
 /// `--http-cache-policy`.

@@ -200,7 +200,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
     let mut cfg = config_from_args(&a, seeds).map_err(usage)?;
-    (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a).map_err(usage)?;
+    (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a.revisit).map_err(usage)?;
     cfg.render = a.render.rendering()?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     // Every setting is checked before anything is created: a refused run leaves no output

@@ -6,10 +6,38 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use kumo_engine::{Adaptive, RevisitPolicy, RevisitRule};
 
-use super::args::{CrawlArgs, Emit};
+/// `kumo crawl URL…`'s re-visit flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RevisitArgs {
+    /// With --recrawl: how long a page rests before a later run asks for it again, unless a
+    /// --revisit rule says otherwise (default: every run).
+    #[arg(long, value_name = "DURATION", requires = "recrawl")]
+    pub revisit_every: Option<String>,
+    /// With --recrawl: pages whose URL matches REGEX rest DURATION between visits
+    /// ('/news/=1h'; `0s`: every run). Repeatable; the first rule that matches wins.
+    #[arg(long = "revisit", value_name = "REGEX=DURATION", requires = "recrawl")]
+    pub revisit_rules: Vec<String>,
+    /// With --recrawl: each page's interval adapts, as Nutch's do: it shrinks by RATE after a
+    /// visit that found the page changed and grows by it after one that did not, within
+    /// MIN..MAX (alone: 1m,30d,0.2).
+    #[arg(long, value_name = "MIN,MAX,RATE", num_args = 0..=1, default_missing_value = "", requires = "recrawl")]
+    pub revisit_adaptive: Option<String>,
+    /// With --recrawl: what a later run writes of a page that did not change: nothing
+    /// (changed, the default: it is asked for with its validators), or its items again (all:
+    /// it is asked for whole).
+    #[arg(long, value_enum, value_name = "WHAT", requires = "recrawl")]
+    pub emit: Option<Emit>,
+}
+
+/// `--emit`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    Changed,
+    All,
+}
 
 /// The re-visit policy the flags give, and whether unchanged pages' items are written again.
-pub fn from_args(a: &CrawlArgs) -> Result<(RevisitPolicy, bool)> {
+pub fn from_args(a: &RevisitArgs) -> Result<(RevisitPolicy, bool)> {
     let every = match &a.revisit_every {
         Some(text) => duration("--revisit-every", text)?,
         None => Duration::ZERO,

@@ -9,24 +9,26 @@
 
 use kumo_core::{Item, Request, Response, Url};
 use kumo_engine::{Analysis, ScriptFailure};
-use kumo_script::{ItemAnswer, Page, PageView, Rewrite, Script};
+use kumo_script::{ItemAnswer, Page, PageView, Rewrite, Script, ScriptError};
 
 /// What the items a script's `extract` makes are tagged (`_model`).
 pub const SCRIPT_MODEL: &str = "script";
+
+/// A failed call on `resp`'s page, named for its hook (`script` for the script as a whole).
+fn failure(resp: &Response, e: ScriptError) -> ScriptFailure {
+    ScriptFailure { hook: e.hook().unwrap_or("script"), message: format!("{}: {e}", resp.url) }
+}
 
 pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Analysis) {
     if script.disabled() {
         // The page is not made without the hooks it was meant to go through: it fails, and
         // waits on the failure list for a fixed script.
-        let e = kumo_script::ScriptError::Disabled { failures: kumo_script::FAILURES_TO_DISABLE };
-        out.script_errors.push(ScriptFailure { hook: "script", message: format!("{}: {e}", resp.url) });
+        let e = ScriptError::Disabled { failures: kumo_script::FAILURES_TO_DISABLE };
+        out.script_errors.push(failure(resp, e));
         return;
     }
     let mut failed = Vec::new();
-    let mut note = |e: kumo_script::ScriptError| {
-        failed
-            .push(ScriptFailure { hook: e.hook().unwrap_or("script"), message: format!("{}: {e}", resp.url) })
-    };
+    let mut note = |e: ScriptError| failed.push(failure(resp, e));
     // The page, for the hooks that read it (most calls are per link and do not).
     if script.defines("extract") || script.defines("item") {
         let headers: Vec<(&str, &str)> =
@@ -64,11 +66,7 @@ pub(crate) fn apply(script: &Script, resp: &Response, body: &str, out: &mut Anal
                 Ok(Rewrite::To(to)) => match Url::parse(&to) {
                     Ok(url) => req.url = url,
                     Err(_) => {
-                        note(kumo_script::ScriptError::BadAnswer {
-                            hook: "rewrite",
-                            got: to,
-                            wanted: "a URL",
-                        });
+                        note(ScriptError::BadAnswer { hook: "rewrite", got: to, wanted: "a URL" });
                         continue;
                     }
                 },
@@ -93,10 +91,7 @@ pub(crate) fn steer(
     req: &mut Request,
     failed: &mut Vec<ScriptFailure>,
 ) -> bool {
-    let mut note = |e: kumo_script::ScriptError| {
-        failed
-            .push(ScriptFailure { hook: e.hook().unwrap_or("script"), message: format!("{}: {e}", resp.url) })
-    };
+    let mut note = |e: ScriptError| failed.push(failure(resp, e));
     match script.allow(req.url.as_str(), req.depth) {
         Ok(Some(false)) => return false,
         Ok(_) => {}

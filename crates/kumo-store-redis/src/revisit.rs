@@ -114,13 +114,13 @@ impl RedisFrontier {
         Ok((next, pages))
     }
 
-    /// Queues `pages` for round `round`, each unless the round queued it already; how many.
+    /// Queues `pages` for round `round`, each unless the round queued it already.
     async fn queue_round(
         &self,
         round: &str,
         pages: Vec<PageRecord>,
         conditional: bool,
-    ) -> Result<usize, RedisStoreError> {
+    ) -> Result<(), RedisStoreError> {
         let mut batch = Vec::with_capacity(pages.len());
         for page in pages {
             let Ok(url) = Url::parse(&page.request.url) else { continue };
@@ -129,7 +129,7 @@ impl RedisFrontier {
             batch.push((url, host, request));
         }
         if batch.is_empty() {
-            return Ok(0);
+            return Ok(());
         }
         let mut a = self.args("round_push");
         a.s(round).n(batch.len());
@@ -137,6 +137,7 @@ impl RedisFrontier {
             let json = serde_json::to_vec(request)?;
             a.s(url).s(host).n(policy_index(&self.cfg.politeness, host)).n(request.priority).b(&json);
         }
-        Ok(usize::try_from(int(&self.call(&a).await?)?).unwrap_or(0))
+        self.call(&a).await?;
+        Ok(())
     }
 }
