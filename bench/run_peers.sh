@@ -182,12 +182,15 @@ run_one() {  # peer rep
     kumo-redis|kumo-redis-2)
       # the page-records crawl of `kumo`, by one or two workers sharing it through a
       # redis-server of this run's own (AOF, appendfsync $REDIS_APPENDFSYNC; always: nothing acknowledged is lost)
+      # each worker on its share of the machine's CPUs (--threads), as the README advises
       local workers=1
       [[ "$peer" == kumo-redis-2 ]] && workers=2
+      local threads=$(( $(nproc) / workers ))
+      (( threads < 1 )) && threads=1
       redis_start "$out"
       cmd=(bash -c 'n=$1 bin=$2 url=$3 dir=$4; shift 4; for i in $(seq 1 "$n"); do "$bin" crawl "$url" --redis "redis+unix://$dir/redis.sock" \
              -o "$dir/items-$i.jsonl" --worker "w$i" --concurrency 64 --no-progress "$@" & done; wait' \
-           workers "$workers" "$KUMO_BIN" "$URL" "$out" "${RARGS[@]}")
+           workers "$workers" "$KUMO_BIN" "$URL" "$out" --threads "$threads" "${RARGS[@]}")
       extra=(--jsonl "$out/items.jsonl" --extra-json "$out/redis.json") ;;
     spider-rs|spider-rs-noextract|spider-rs-defaults)
       local target=target-spider-lean

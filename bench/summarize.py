@@ -27,7 +27,7 @@ DESCRIPTION = {
     "wget2": "wget2: mirror only",
     "wget": "wget: mirror only",
     "kumo-redis": "kumo on Redis, one worker: links + a JSON record per page, 8 per host",
-    "kumo-redis-2": "kumo on Redis, two workers sharing the crawl: 8 per host in all",
+    "kumo-redis-2": "kumo on Redis, two workers sharing the crawl: 8 per host in all, each on half the CPUs (--threads)",
 }
 # Each kumo mode is compared with the peer that does the same work.
 COUNTERPART = {"kumo": "spider-rs-noextract", "kumo-items": "spider-rs", "kumo-items-64": "spider-rs",

@@ -108,6 +108,28 @@ async fn an_unreachable_host_fails_with_the_reason() {
     assert!(o.stdout.is_empty());
 }
 
+/// `--threads N` runs the crawl on N threads: one is enough for a whole crawl (a worker of a
+/// crawl shared by two on two CPUs runs so), as the runtime itself counts them; zero is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threads_sets_how_many_threads_crawl_and_zero_is_refused() {
+    let site = SiteConfig { pages: 150, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for threads in ["1", "3"] {
+        let out = dir.path().join(format!("pages-{threads}.jsonl"));
+        let url = server.url("/index.html");
+        let o = kumo(&["crawl", &url, "--threads", threads, "-o", out.to_str().unwrap(), "-v"]).await;
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(read_lines(&out).len(), truth.unique_urls, "--threads {threads}: every page");
+        let said = format!("runtime_threads={threads}");
+        assert!(stderr(&o).contains(&said), "the runtime says it has {threads}: {}", stderr(&o));
+    }
+    let o = kumo(&["--threads", "0", "crawl", "http://127.0.0.1:1/"]).await;
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--threads"), "{}", stderr(&o));
+}
+
 #[tokio::test]
 async fn bad_flags_are_refused_by_name() {
     let o = kumo(&["crawl", "http://127.0.0.1:1/", "--concurrency", "lots"]).await;

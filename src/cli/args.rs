@@ -17,6 +17,10 @@ pub struct Cli {
     /// json (one object per line).
     #[arg(long, value_enum, global = true, default_value = "text", value_name = "FORMAT")]
     pub log_format: super::logging::LogFormat,
+    /// Threads that run the crawl (default: one per CPU). Workers sharing one machine
+    /// (`--redis`) run best with their share of its CPUs each: two on two CPUs, `--threads 1`.
+    #[arg(long, global = true, env = "KUMO_THREADS", value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     #[command(subcommand)]
     pub command: Command,
 }

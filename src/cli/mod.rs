@@ -69,13 +69,18 @@ where
 pub fn main() -> ExitCode {
     let cli = parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
     logging::init(cli.verbose, cli.quiet, cli.log_format);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = cli.threads {
+        builder.worker_threads(usize::from(n));
+    }
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
+    tracing::info!(runtime_threads = rt.metrics().num_workers(), "runtime started");
     let result = rt.block_on(async {
         match cli.command {
             Command::Crawl(a) => crawl::run(*a).await,

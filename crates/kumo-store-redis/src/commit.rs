@@ -2,7 +2,7 @@
 //! items and its counters, in one call of the frontier script.
 
 use kumo_core::{Fingerprint, Request, StoredRequest};
-use kumo_frontier::{Commit, CommitReport, Completion, FrontierStats, PushReport, StoredFailure};
+use kumo_frontier::{Commit, CommitReport, Completion, FrontierStats, PushReport, Readiness, StoredFailure};
 
 use crate::RedisStoreError;
 use crate::call::{Args, array, int, text};
@@ -11,7 +11,8 @@ use crate::frontier::RedisFrontier;
 use crate::lease::{next_ask, readiness_of};
 
 impl RedisFrontier {
-    /// Adds a request as the script reads one: fingerprint, host, its rule, level, JSON.
+    /// Adds a request as the script reads one: fingerprint (its seen bucket, its first two
+    /// bytes, then the rest: the script splits nothing), host, its rule, level, JSON.
     pub(crate) fn request_args(
         &self,
         a: &mut Args,
@@ -20,7 +21,9 @@ impl RedisFrontier {
     ) -> Result<(), RedisStoreError> {
         let host = req.host_key();
         let json = serde_json::to_vec(&StoredRequest::from(req))?;
-        a.b(&fp.to_bytes()).s(&host).n(policy_index(&self.cfg.politeness, &host)).n(req.priority).b(&json);
+        let bytes = fp.to_bytes();
+        let (bucket, rest) = bytes.split_at(2);
+        a.b(bucket).b(rest).s(&host).n(policy_index(&self.cfg.politeness, &host)).n(req.priority).b(&json);
         Ok(())
     }
 
@@ -121,8 +124,12 @@ impl RedisFrontier {
             // A host ready for this worker now (0) or in so many ms (1), or only hosts where it
             // has its share already (4: at the next poll), as a lease call would say.
             code => {
-                let readiness = readiness_of(code, int(&reply[10])?);
-                local.next_ask = next_ask(readiness);
+                let poll = self.poll();
+                let readiness = readiness_of(code, int(&reply[10])?, poll);
+                if readiness == Readiness::Now {
+                    self.note_answer(true);
+                }
+                local.next_ask = next_ask(readiness, poll);
                 local.readiness = Some((std::time::Instant::now(), readiness));
             }
         }

@@ -14,8 +14,11 @@
 -- was lost can be sent again.
 
 -- What every call sets first (`setup`): the key prefix, the arguments, Redis's time.
-local P, argv, pos, now, op, inc
-local K_STATS, K_READY, K_DL, K_DN, K_ALIVE, K_META, K_POL, K_HOSTS
+local P, argv, pos, now, op, inc, INC_PREFIX
+local K_STATS, K_READY, K_DL, K_DN, K_ALIVE, K_META, K_POL, K_HOSTS, K_SEEN
+-- Lua 5.1 looks a global up on every use: the string functions of the hot paths, once a call
+-- (a library may not read globals while it loads).
+local sub, find
 local function arg()
   local v = argv[pos]
   pos = pos + 1
@@ -87,21 +90,18 @@ end
 -- level NUL request JSON. A batch is the leases one lease call handed out (`INC:BASE:N`, ids
 -- INC:BASE to INC:BASE+N-1): their hard deadline is one member of `dl`, and `dn` counts how
 -- many of them are still out, so a completion costs no sorted-set write.
-local function lease_batch(v)
-  return string.sub(v, 1, string.find(v, '\0', 1, true) - 1)
-end
-local function lease_host(v)
-  local a = string.find(v, '\0', 1, true)
-  return string.sub(v, a + 1, string.find(v, '\0', a + 1, true) - 1)
+local function batch_and_host(v)
+  local a = find(v, '\0', 1, true)
+  return sub(v, 1, a - 1), sub(v, a + 1, find(v, '\0', a + 1, true) - 1)
 end
 local function split_lease(v)
-  local a = string.find(v, '\0', 1, true)
-  local b = string.find(v, '\0', a + 1, true)
-  local c = string.find(v, '\0', b + 1, true)
-  return string.sub(v, a + 1, b - 1), string.sub(v, b + 1, c - 1), string.sub(v, c + 1)
+  local a = find(v, '\0', 1, true)
+  local b = find(v, '\0', a + 1, true)
+  local c = find(v, '\0', b + 1, true)
+  return sub(v, a + 1, b - 1), sub(v, b + 1, c - 1), sub(v, c + 1)
 end
 local function lease_inc(lk)
-  return string.sub(lk, 1, string.find(lk, ':', 1, true) - 1)
+  return sub(lk, 1, find(lk, ':', 1, true) - 1)
 end
 local function wl(owner)
   return P .. 'wl:' .. owner
@@ -116,12 +116,15 @@ end
 -- Creates the host's record from its rule's policy (`par|delay|random|limits`) if new.
 local known
 local function host_for(host, rule)
-  local k = hk(host)
-  if known[host] or redis.call('EXISTS', k) == 1 then
-    known[host] = true
+  local k = known[host]
+  if k then
     return k
   end
-  known[host] = true
+  k = hk(host)
+  known[host] = k
+  if redis.call('EXISTS', k) == 1 then
+    return k
+  end
   local spec = redis.call('HGET', K_POL, rule) or redis.call('HGET', K_POL, '0') or '8|0|0|'
   local par, d, rd, rl = string.match(spec, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
   redis.call('HSET', k, 'par', par, 'd', d, 'rd', rd, 'rl', rl, 'q', 0, 'bo', 0, 'inf', 0,
@@ -303,18 +306,19 @@ local function enqueue(host, rule, level, json, front)
   stat('queued', 1)
 end
 
--- Seen-checks a fingerprint (16 bytes): bucket by its first two bytes, the rest a field.
-local function first_seen(fp)
-  return redis.call('HSETNX', P .. 's:' .. string.sub(fp, 1, 2), string.sub(fp, 3), '') == 1
+-- Seen-checks a fingerprint (16 bytes), sent split: its first two bytes choose the bucket,
+-- the other fourteen are the field.
+local function first_seen(bucket, rest)
+  return redis.call('HSETNX', K_SEEN .. bucket, rest, '') == 1
 end
 
--- Reads `n` discoveries (fingerprint, host, rule, level, JSON) from the arguments and queues
--- the new ones. Returns added, seen.
+-- Reads `n` discoveries (fingerprint as bucket and rest, host, rule, level, JSON) from the
+-- arguments and queues the new ones. Returns added, seen.
 local function push_many(n)
   local added, seen = 0, 0
   for _ = 1, n do
-    local fp, host, rule, level, json = arg(), arg(), arg(), arg(), arg()
-    if first_seen(fp) then
+    local bucket, rest, host, rule, level, json = arg(), arg(), arg(), arg(), arg(), arg()
+    if first_seen(bucket, rest) then
       enqueue(host, rule, level, json, false)
       added = added + 1
     else
@@ -330,9 +334,9 @@ local function wake_due(host)
   local due = redis.call('ZRANGEBYSCORE', bk, '-inf', now)
   for i = #due, 1, -1 do
     local m = due[i]
-    local a = string.find(m, '\0', 1, true)
-    local b = string.find(m, '\0', a + 1, true)
-    push_level(host, string.sub(m, a + 1, b - 1), string.sub(m, b + 1), true)
+    local a = find(m, '\0', 1, true)
+    local b = find(m, '\0', a + 1, true)
+    push_level(host, sub(m, a + 1, b - 1), sub(m, b + 1), true)
     redis.call('ZREM', bk, m)
   end
   if #due > 0 then
@@ -344,13 +348,14 @@ end
 -- Leases ---------------------------------------------------------------------------------
 
 -- Removes leases that are out, with a few commands for all of them. Returns lease id ->
--- record for those that were out; the others are stale.
+-- record, and lease id -> host, for those that were out; the others are stale.
 local function take_many(lks)
   local by_inc, seen = {}, {}
   for _, lk in ipairs(lks) do
     if not seen[lk] then
       seen[lk] = true
-      local owner = lease_inc(lk)
+      -- Most are the calling incarnation's own: one search, no new string.
+      local owner = (find(lk, INC_PREFIX, 1, true) == 1) and inc or lease_inc(lk)
       local list = by_inc[owner]
       if not list then
         list = {}
@@ -359,7 +364,7 @@ local function take_many(lks)
       list[#list + 1] = lk
     end
   end
-  local found = {}
+  local found, found_host = {}, {}
   local taken, batches, batch_list = 0, {}, {}
   for owner, list in pairs(by_inc) do
     local vals = call_many('HMGET', wl(owner), list)
@@ -369,9 +374,9 @@ local function take_many(lks)
       if v then
         found[lk] = v
         gone[#gone + 1] = lk
-        local host = lease_host(v)
+        local b, host = batch_and_host(v)
+        found_host[lk] = host
         per_host[host] = (per_host[host] or 0) + 1
-        local b = lease_batch(v)
         if not batches[b] then
           batches[b] = 0
           batch_list[#batch_list + 1] = b
@@ -397,7 +402,7 @@ local function take_many(lks)
   if taken > 0 then
     stat('leased', -taken)
   end
-  return found
+  return found, found_host
 end
 
 -- Puts leases' requests back at the front of their levels (expiry, a dead worker).
@@ -520,11 +525,14 @@ local function setup(keys, args)
     P = keys[1]
     K_STATS, K_READY, K_DL, K_DN = P .. 'stats', P .. 'ready', P .. 'dl', P .. 'dn'
     K_ALIVE, K_META, K_POL, K_HOSTS = P .. 'alive', P .. 'meta', P .. 'pol', P .. 'hosts'
+    K_SEEN = P .. 's:'
   end
   argv, pos = args, 1
+  sub, find = string.sub, string.find
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   op, inc = arg(), arg()
+  INC_PREFIX = inc .. ':'
   sdelta, hdelta, touched, known, tails, tail_keys = {}, {}, {}, {}, {}, {}
   rnd_state = 0
 end
@@ -734,7 +742,7 @@ local function main(keys, args)
         local taken = 0
         local function hand_out(got)
           for _, e in ipairs(got) do
-            local lk = inc .. ':' .. int(base + #out)
+            local lk = INC_PREFIX .. int(base + #out)
             new_wl[#new_wl + 1] = lk
             new_rec[#new_rec + 1] = host
             new_rec[#new_rec + 1] = e[1]
@@ -889,7 +897,7 @@ local function main(keys, args)
       comps[i] = c
       lks[i] = c.lk
     end
-    local found = take_many(lks)
+    local found, found_host = take_many(lks)
     local stale = 0
     local stale_leases = {}
     local failures = {}
@@ -926,7 +934,7 @@ local function main(keys, args)
         failures[#failures + 1] = c.failure
         stat('failed', 1)
       else -- 'D'
-        touch(lease_host(f))
+        touch(found_host[c.lk])
         if c.page ~= '' then
           pages[#pages + 1] = c.url
           pages[#pages + 1] = c.page
@@ -1170,9 +1178,9 @@ local function main(keys, args)
       local bo = redis.call('ZRANGE', P .. 'bo:' .. host, 0, left - 1, 'WITHSCORES')
       for i = 1, #bo, 2 do
         local m = bo[i]
-        local a = string.find(m, '\0', 1, true)
-        local b = string.find(m, '\0', a + 1, true)
-        out[#out + 1] = string.sub(m, b + 1)
+        local a = find(m, '\0', 1, true)
+        local b = find(m, '\0', a + 1, true)
+        out[#out + 1] = sub(m, b + 1)
         out[#out + 1] = tonumber(bo[i + 1])
       end
     end

@@ -8,7 +8,7 @@
 //! costs no round trip again). Lease calls are in `lease.rs`, commits in `commit.rs`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -28,9 +28,15 @@ use crate::lease::{DEPTH, next_ask, readiness_of};
 use crate::reserve::Slots;
 use crate::{RedisConfig, RedisStoreError, heartbeat};
 
-/// How often a worker with nothing to do asks again: other workers may queue work meanwhile
-/// (or hold leases that may bring some), and a pause may be lifted from outside.
+/// How often, at most, a worker with nothing to do asks again: other workers may queue work
+/// meanwhile (or hold leases that may bring some), and a pause may be lifted from outside.
 pub(crate) const POLL: Duration = Duration::from_millis(100);
+
+/// The first wait of a worker left without work, doubled at each empty answer up to `POLL`:
+/// a worker that joins while another fetches the seed, or that waits for the last pages of
+/// others, goes on within milliseconds, not a whole poll later (a tenth of a 2 s crawl was
+/// spent so), while one idle for long asks no more often than `POLL`.
+const FIRST_POLL: Duration = Duration::from_millis(5);
 
 /// How long a fetched page waits to share its commit with others (see `group_linger`).
 pub(crate) const GROUP_LINGER: Duration = Duration::from_millis(10);
@@ -60,6 +66,8 @@ pub struct RedisFrontier {
     heartbeat: Option<JoinHandle<()>>,
     /// This worker's output checkpoints, folded (see `journal.rs`).
     pub(crate) folded: Mutex<crate::journal::Folded>,
+    /// Answers in a row that gave this worker nothing to start: how long it waits to ask again.
+    idle_answers: AtomicU32,
 }
 
 impl std::fmt::Debug for RedisFrontier {
@@ -162,6 +170,7 @@ impl RedisFrontier {
             slots: Mutex::default(),
             check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
+            idle_answers: AtomicU32::new(0),
             superseded,
             heartbeat: Some(heartbeat),
             inc,
@@ -187,6 +196,7 @@ impl RedisFrontier {
             slots: Mutex::default(),
             check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
+            idle_answers: AtomicU32::new(0),
             superseded: Arc::new(AtomicBool::new(false)),
             heartbeat: None,
             inc: "inspect".to_string(),
@@ -257,6 +267,24 @@ impl RedisFrontier {
     pub(crate) fn saw_epoch(&self, local: &mut Local, pe: i64) {
         if local.saw_epoch(pe) {
             self.check_hosts.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// How long this worker waits before asking Redis again when it was given nothing to do
+    /// (see `FIRST_POLL`).
+    pub(crate) fn poll(&self) -> Duration {
+        let doublings = self.idle_answers.load(Ordering::Relaxed).min(5);
+        (FIRST_POLL * (1 << doublings)).min(POLL)
+    }
+
+    /// Redis answered: with work for this worker now (`working`), or not.
+    pub(crate) fn note_answer(&self, working: bool) {
+        if working {
+            self.idle_answers.store(0, Ordering::Relaxed);
+        } else {
+            let _ = self
+                .idle_answers
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n.saturating_add(1)));
         }
     }
 
@@ -424,12 +452,14 @@ impl Frontier for RedisFrontier {
         let reply = array(self.call(&a).await.map_err(storage)?).map_err(storage)?;
         let code = reply.first().map(int).transpose().map_err(storage)?.unwrap_or(3);
         let ms = reply.get(1).map(int).transpose().map_err(storage)?.unwrap_or(0);
-        let readiness = readiness_of(code, ms);
+        let poll = self.poll();
+        let readiness = readiness_of(code, ms, poll);
+        self.note_answer(readiness == Readiness::Now);
         let mut local = self.local.lock().await;
         if let Some(pe) = reply.get(2).map(int).transpose().map_err(storage)? {
             self.saw_epoch(&mut local, pe);
         }
-        local.next_ask = next_ask(readiness);
+        local.next_ask = next_ask(readiness, poll);
         Ok(readiness)
     }
 
@@ -553,7 +583,7 @@ impl Frontier for RedisFrontier {
     }
 
     fn poll_interval(&self) -> Option<Duration> {
-        Some(POLL)
+        Some(self.poll())
     }
 
     /// Each commit is a call of the script, whose fixed cost outweighs a few pages' work.

@@ -11,7 +11,7 @@ use kumo_frontier::{Commit, Completion, FailureRecord, FrontierStats, Lease, Lea
 use crate::RedisStoreError;
 use crate::call::{array, bytes, int, text};
 use crate::config::millis;
-use crate::frontier::{Local, POLL, RedisFrontier};
+use crate::frontier::{Local, RedisFrontier};
 
 /// Requests a worker may hold per slot of an unpaced host: one runs, the others wait in its
 /// reserve. A worker asks for more when a host's reserve is down to half, so with sixteen a
@@ -56,9 +56,12 @@ impl RedisFrontier {
         let ms = next_int()?.unwrap_or(0);
         let pe = next_int()?.unwrap_or(0);
         let n = usize::try_from(next_int()?.unwrap_or(0)).unwrap_or(0);
-        let readiness = readiness_of(code, ms);
+        // The wait after this answer counts the empty answers before it.
+        let poll = self.poll();
+        let readiness = readiness_of(code, ms, poll);
+        self.note_answer(n > 0 || readiness == Readiness::Now);
         local.readiness = Some((Instant::now(), readiness));
-        local.next_ask = next_ask(readiness);
+        local.next_ask = next_ask(readiness, poll);
         self.saw_epoch(&mut local, pe);
         let mut invalid = Vec::new();
         let mut got = Vec::with_capacity(n);
@@ -149,16 +152,17 @@ impl RedisFrontier {
 }
 
 /// When to ask Redis for leases again after it answered `r`: at once if it has some now,
-/// else when it said, or at the next poll (other workers may queue work meanwhile).
-pub(crate) fn next_ask(r: Readiness) -> Option<Instant> {
+/// else when it said, or after `poll` (other workers may queue work meanwhile).
+pub(crate) fn next_ask(r: Readiness, poll: Duration) -> Option<Instant> {
     match r {
         Readiness::Now => None,
-        Readiness::At(t) => Some(t.min(Instant::now() + POLL)),
-        Readiness::Blocked | Readiness::Empty => Some(Instant::now() + POLL),
+        Readiness::At(t) => Some(t.min(Instant::now() + poll)),
+        Readiness::Blocked | Readiness::Empty => Some(Instant::now() + poll),
     }
 }
 
-pub(crate) fn readiness_of(code: i64, ms: i64) -> Readiness {
+/// A reply's readiness code and time; `poll`: when to look again if others may bring work.
+pub(crate) fn readiness_of(code: i64, ms: i64, poll: Duration) -> Readiness {
     let ms = u64::try_from(ms).unwrap_or(0);
     match code {
         0 => Readiness::Now,
@@ -167,6 +171,6 @@ pub(crate) fn readiness_of(code: i64, ms: i64) -> Readiness {
         3 => Readiness::Empty,
         // Others hold leases that may bring work, or the ready hosts give this worker its
         // share already: look again soon.
-        _ => Readiness::At(Instant::now() + POLL),
+        _ => Readiness::At(Instant::now() + poll),
     }
 }

@@ -92,6 +92,41 @@ async fn two_workers_share_one_crawl() {
     }
 }
 
+/// A worker given nothing while another holds the crawl's work asks again within milliseconds
+/// (so it starts as soon as the other's pages bring links, and sees the crawl end at once),
+/// then less and less often, at most every 100 ms; given work again, it is quick again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_left_without_work_asks_again_soon_then_backs_off() {
+    let redis = start_redis().await;
+    let a = open(config(&redis, "backoff", "a")).await;
+    let b = open(config(&redis, "backoff", "b")).await;
+    a.push(requests(2)).await.expect("push");
+    let held = a.lease(10).await.expect("A leases");
+    assert_eq!(held.len(), 2, "A holds all the work");
+    let ms = |f: &RedisFrontier| f.poll_interval().expect("a shared frontier polls").as_millis();
+    assert_eq!(ms(&b), 5, "a worker that has asked nothing yet would ask again after 5 ms");
+    let mut waits = Vec::new();
+    // Bounded: eight answers, each waited out (at most 100 ms).
+    for _ in 0..8 {
+        assert!(b.lease(10).await.expect("B leases").is_empty(), "B gets none of A's leases");
+        waits.push(ms(&b));
+        tokio::time::sleep(b.poll_interval().expect("poll")).await;
+    }
+    assert_eq!(
+        waits,
+        [10, 20, 40, 80, 100, 100, 100, 100],
+        "each empty answer doubles the wait, up to 100 ms"
+    );
+
+    // Work again: the next answer that hands B some makes it quick again.
+    a.push(vec![req("http://h0.test/more/1"), req("http://h1.test/more/2")]).await.expect("push more");
+    let got = b.lease(10).await.expect("B leases");
+    assert!(!got.is_empty(), "B gets the new work");
+    assert_eq!(ms(&b), 5, "a worker given work asks within milliseconds again once it runs out");
+    complete_all(&a, &held).await;
+    complete_all(&b, &got).await;
+}
+
 // 2 ------------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -387,7 +422,8 @@ async fn a_retried_commit_is_applied_once() {
     let (crawl, inc) = ("replay", "0000000000000abc");
     let call = |op: &str, args: &[&str]| script_call(&redis, crawl, op, inc, args);
     call("register", &["raw", "", "1000", "1", "1000|0|0|"]);
-    let page = ["fp-0000000000001", "r.test", "0", "0", "{\"page\":1}"];
+    // A discovery: its fingerprint's seen bucket (2 bytes) and the rest, host, rule, level, JSON.
+    let page = ["fp", "-0000000000001", "r.test", "0", "0", "{\"page\":1}"];
     let reply = call("commit", &[&["1", "raw", "1"][..], &page, &["0", "0"]].concat());
     // added, seen, stale, journaled to; then the crawl's queued, leased, hosts, failed, its
     // politeness epoch, and when a host is next ready (0: now).
@@ -398,7 +434,7 @@ async fn a_retried_commit_is_applied_once() {
     assert!(reply.ends_with("{\"page\":1}"), "the page is leased: {reply}");
 
     let lease = format!("{inc}:1");
-    let found = ["fp-0000000000002", "r.test", "0", "0", "{\"page\":2}"];
+    let found = ["fp", "-0000000000002", "r.test", "0", "0", "{\"page\":2}"];
     let commit = |seq: &str| {
         // A completion: its lease, its page's URL and record (for re-crawls), one discovery.
         let head = [seq, "raw", "0", "1", "D", &lease, "http://r.test/1", "{\"page\":1}", "1"];
