@@ -32,10 +32,11 @@ use crate::{RedisConfig, RedisStoreError, heartbeat};
 /// meanwhile (or hold leases that may bring some), and a pause may be lifted from outside.
 pub(crate) const POLL: Duration = Duration::from_millis(100);
 
-/// The first wait of a worker left without work, doubled at each empty answer up to `POLL`:
-/// a worker that joins while another fetches the seed, or that waits for the last pages of
+/// The first wait of a worker holding no lease, doubled at each empty answer up to `POLL`: a
+/// worker that joins while another fetches the seed, or that waits for the last pages of
 /// others, goes on within milliseconds, not a whole poll later (a tenth of a 2 s crawl was
-/// spent so), while one idle for long asks no more often than `POLL`.
+/// spent so), while one idle for long asks no more often than `POLL`. A worker with leases
+/// waits `POLL`: its reserve running low and its commits' answers bring it more.
 const FIRST_POLL: Duration = Duration::from_millis(5);
 
 /// How long a fetched page waits to share its commit with others (see `group_linger`).
@@ -270,9 +271,12 @@ impl RedisFrontier {
         }
     }
 
-    /// How long this worker waits before asking Redis again when it was given nothing to do
-    /// (see `FIRST_POLL`).
+    /// How long this worker waits before asking Redis again when it was given nothing more to
+    /// do (see `FIRST_POLL`).
     pub(crate) fn poll(&self) -> Duration {
+        if self.slots().holds_any() {
+            return POLL;
+        }
         let doublings = self.idle_answers.load(Ordering::Relaxed).min(5);
         (FIRST_POLL * (1 << doublings)).min(POLL)
     }

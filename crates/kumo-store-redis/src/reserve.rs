@@ -184,6 +184,11 @@ impl Slots {
         self.hosts.values().any(|h| !h.reserve.is_empty() && h.owed * 2 < h.held * depth)
     }
 
+    /// Whether this worker holds any lease (reserved, running, or done and not committed).
+    pub fn holds_any(&self) -> bool {
+        !self.leases.is_empty()
+    }
+
     /// Requests leased ahead and not started: queued work, as the engine sees it.
     pub fn reserved(&self) -> usize {
         self.hosts.values().map(|h| h.reserve.len()).sum()

@@ -94,7 +94,8 @@ async fn two_workers_share_one_crawl() {
 
 /// A worker given nothing while another holds the crawl's work asks again within milliseconds
 /// (so it starts as soon as the other's pages bring links, and sees the crawl end at once),
-/// then less and less often, at most every 100 ms; given work again, it is quick again.
+/// then less and less often, at most every 100 ms; given work again, it is quick again once
+/// that is done. A worker holding leases asks every 100 ms at most.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_left_without_work_asks_again_soon_then_backs_off() {
     let redis = start_redis().await;
@@ -104,6 +105,11 @@ async fn a_worker_left_without_work_asks_again_soon_then_backs_off() {
     let held = a.lease(10).await.expect("A leases");
     assert_eq!(held.len(), 2, "A holds all the work");
     let ms = |f: &RedisFrontier| f.poll_interval().expect("a shared frontier polls").as_millis();
+    assert_eq!(
+        ms(&a),
+        100,
+        "a worker with leases asks at most every 100 ms: its reserve and commits bring it more"
+    );
     assert_eq!(ms(&b), 5, "a worker that has asked nothing yet would ask again after 5 ms");
     let mut waits = Vec::new();
     // Bounded: eight answers, each waited out (at most 100 ms).
@@ -122,9 +128,9 @@ async fn a_worker_left_without_work_asks_again_soon_then_backs_off() {
     a.push(vec![req("http://h0.test/more/1"), req("http://h1.test/more/2")]).await.expect("push more");
     let got = b.lease(10).await.expect("B leases");
     assert!(!got.is_empty(), "B gets the new work");
+    complete_all(&b, &got).await;
     assert_eq!(ms(&b), 5, "a worker given work asks within milliseconds again once it runs out");
     complete_all(&a, &held).await;
-    complete_all(&b, &got).await;
 }
 
 // 2 ------------------------------------------------------------------------------------------
