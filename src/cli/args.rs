@@ -94,7 +94,7 @@ pub struct RunArgs {
     #[arg(long = "state", value_name = "DIR")]
     pub state: Option<PathBuf>,
     /// fsync every commit, so the states also survive a power loss (slower).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "redis")]
     pub fsync: bool,
     /// Append one JSON line per finished run to this file: the site, the run's number, its
     /// start and end, and its summary.
@@ -115,16 +115,8 @@ pub struct RunArgs {
     /// with status 4 when it exits.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
     pub failure_threshold: f64,
-    /// Keep the sites' crawls in Redis (as `kumo crawl --redis`), each run a re-crawl round that
-    /// daemons given the same files and URL share. The schedule records stay in --state.
-    #[arg(long, value_name = "URL", conflicts_with = "fsync")]
-    pub redis: Option<String>,
-    /// With --redis: the crawls' name (each site's crawl is NAME/SITE).
-    #[arg(long, value_name = "NAME", requires = "redis")]
-    pub crawl: Option<String>,
-    /// With --redis: this daemon's own worker name (default: the host name and site output).
-    #[arg(long, value_name = "NAME", requires = "redis")]
-    pub worker: Option<String>,
+    #[command(flatten)]
+    pub redis: super::redis_args::RedisArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -556,38 +548,19 @@ pub struct ListenArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct StateArgs {
     /// The state directory (default: .kumo/state/ and a name derived from the start URLs).
-    #[arg(long = "state", value_name = "DIR", conflicts_with = "memory")]
+    #[arg(long = "state", value_name = "DIR", conflicts_with_all = ["memory", "redis"])]
     pub dir: Option<PathBuf>,
     /// Keep everything in memory: nothing is saved, nothing can resume.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "redis")]
     pub memory: bool,
     /// Discard the saved state and start over.
     #[arg(long, conflicts_with = "memory")]
     pub fresh: bool,
     /// fsync every commit, so the state also survives a power loss (slower).
-    #[arg(long, conflicts_with = "memory")]
+    #[arg(long, conflicts_with_all = ["memory", "redis"])]
     pub fsync: bool,
-    /// Keep the crawl in Redis (`redis://HOST:PORT/DB` or `redis+unix:///PATH`) instead of a
-    /// state directory: every worker started with the same command joins the same crawl, on
-    /// one machine or many. With --fresh, the crawl's keys are deleted first.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["memory", "dir", "fsync"])]
-    pub redis: Option<String>,
-    /// With --redis: the crawl's name (default: derived from the start URLs or the spider
-    /// file, as the state directory is).
-    #[arg(long, value_name = "NAME", requires = "redis")]
-    pub crawl: Option<String>,
-    /// With --redis: this worker's name (default: the host name and the output). A worker
-    /// restarted with the same name takes up its leases and its outputs at once.
-    #[arg(long, value_name = "NAME", requires = "redis")]
-    pub worker: Option<String>,
-    /// With --redis: a worker whose heartbeat stopped this long ago is dead, and the requests
-    /// it held go to the others.
-    #[arg(long, value_name = "SECS", default_value_t = 15.0, requires = "redis")]
-    pub dead_after: f64,
-    /// With --redis: how long a worker waits for Redis to come back (pausing its crawl, keeping
-    /// what it fetched) before it exits with an error.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0, requires = "redis")]
-    pub redis_wait: f64,
+    #[command(flatten)]
+    pub redis: super::redis_args::RedisArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -232,7 +232,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         }
     };
     cfg.warc = a.warc.as_deref().map(|dir| {
-        let crawl = a.state.crawl.as_deref().unwrap_or(&crawl_name);
+        let crawl = a.state.redis.crawl.as_deref().unwrap_or(&crawl_name);
         let archive = super::warc::Archive {
             dir,
             max_size: a.warc_max_size,

@@ -32,6 +32,7 @@ mod new_files;
 mod outcome;
 mod parse_cmd;
 mod progress;
+mod redis_args;
 mod render;
 mod revisit_args;
 mod run_cmd;

@@ -105,17 +105,8 @@ struct Shared {
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
-    let state = StateArgs {
-        dir: a.state.clone(),
-        fsync: a.fsync,
-        redis: a.redis.clone(),
-        crawl: a.crawl.clone(),
-        worker: a.worker.clone(),
-        // `kumo crawl`'s defaults.
-        dead_after: 15.0,
-        redis_wait: 300.0,
-        ..Default::default()
-    };
+    let state =
+        StateArgs { dir: a.state.clone(), fsync: a.fsync, redis: a.redis.clone(), ..Default::default() };
     let sites = load_sites(&a.paths, a.seed_base.clone(), &state)?;
     // One daemon per spider file: a second one is refused before it touches any state.
     let mut locks = Vec::new();
@@ -273,7 +264,7 @@ fn first_record(s: &ScheduledSite, shared: &Shared) -> Result<ScheduleRecord> {
     if let Some(r) = found {
         return Ok(r);
     }
-    match shared.state.redis {
+    match shared.state.redis.url {
         // The crawl is in Redis: the directory holds the record alone.
         Some(_) => {
             std::fs::create_dir_all(&s.dir).with_context(|| format!("cannot create {}", s.dir.display()))?
@@ -311,7 +302,7 @@ async fn one_run(
     };
     // A crawl in Redis holds no lock on the site's directory: this one tells `kumo schedule
     // list` that a run is under way, as the embedded state's own lock does.
-    let _running = match shared.state.redis {
+    let _running = match shared.state.redis.url {
         Some(_) => Some(kumo_store_embedded::StateLock::acquire(&s.dir)?),
         None => None,
     };

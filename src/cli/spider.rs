@@ -128,7 +128,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         }
     };
     site.crawl.warc = site.output.warc.as_deref().map(|warc| {
-        let crawl = o.state.crawl.as_deref().unwrap_or(&storage_crawl);
+        let crawl = o.state.redis.crawl.as_deref().unwrap_or(&storage_crawl);
         let archive = super::warc::Archive::at(warc);
         super::warc::config(&archive, crawl, opened.worker.as_deref(), site.crawl.robots.obey)
     });

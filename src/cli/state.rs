@@ -223,7 +223,7 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
             "--recrawl needs a state directory or Redis, which keep what each page was; --memory does not"
         )));
     }
-    if let Some(url) = &a.redis {
+    if let Some(url) = &a.redis.url {
         let (redis, worker) = open_redis(a, url, &s).await?;
         if s.recrawl {
             recrawl_redis(&redis, s.who, s.conditional).await?;
@@ -300,13 +300,13 @@ fn default_worker(outputs: &[String]) -> String {
 
 /// The crawl in Redis as this worker sees it, and the worker's name.
 async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<RedisFrontier>, String)> {
-    let crawl = match (&a.crawl, s.who.is_empty()) {
+    let crawl = match (&a.redis.crawl, s.who.is_empty()) {
         (Some(name), true) => name.clone(),
         // A spider file's sites are crawls of their own under the name given.
         (Some(name), false) => format!("{name}/{}", s.crawl),
         (None, _) => s.crawl.clone(),
     };
-    let worker = a.worker.clone().unwrap_or_else(|| default_worker(s.outputs));
+    let worker = a.redis.worker.clone().unwrap_or_else(|| default_worker(s.outputs));
     let secs = |v: f64, flag: &str| {
         Duration::try_from_secs_f64(v)
             .ok()
@@ -320,8 +320,8 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
     let mut cfg = RedisConfig::new(url, &crawl, &worker);
     cfg.config_id = s.config_id.clone();
     cfg.politeness = s.politeness.clone();
-    cfg.dead_after = secs(a.dead_after, "--dead-after")?;
-    cfg.outage_wait = secs(a.redis_wait, "--redis-wait")?;
+    cfg.dead_after = secs(a.redis.dead_after, "--dead-after")?;
+    cfg.outage_wait = secs(a.redis.redis_wait, "--redis-wait")?;
     let frontier = RedisFrontier::open(cfg).await?;
     let stats = frontier.stats().await?;
     say!(
