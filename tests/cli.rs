@@ -147,9 +147,16 @@ async fn bench_crawls_the_synthetic_site_and_reports() {
     let text = String::from_utf8_lossy(&o.stdout);
     let truth = SiteConfig { pages: 300, ..Default::default() }.ground_truth();
     assert!(text.contains(&format!("pages:        {}", truth.unique_urls)), "{text}");
-    for label in ["pages/s:", "cpu/page:", "peak memory:"] {
+    for label in ["pages/s:", "cpu/page:", "peak memory:", "site's cpu:"] {
         assert!(text.contains(label), "{label} in {text}");
     }
+    // The JSON after the lines splits the crawler's CPU into its own code and the kernel's
+    // work, and gives the site's beside it.
+    let json: serde_json::Value = serde_json::from_str(&text[text.find("\n{").expect("JSON")..]).unwrap();
+    let secs = |k: &str| json[k].as_f64().unwrap_or_else(|| panic!("{k} in {json}"));
+    let (user, kernel) = (secs("cpu_user_secs"), secs("cpu_kernel_secs"));
+    assert!(user > 0.0 && kernel >= 0.0 && secs("site_cpu_secs") >= 0.0, "{json}");
+    assert!((user + kernel - secs("cpu_secs")).abs() < 1e-6, "{json}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,8 @@
 //! `kumo bench`: crawls the synthetic site (served by a child `kumo testsite` process, so the
-//! server's CPU and memory are not counted) and reports pages, pages/s, CPU per page and peak
-//! memory of the crawler process. Linux only: CPU and memory come from /proc/self.
+//! server's CPU and memory are not counted as the crawler's) and reports pages, pages/s, CPU
+//! per page (in kumo's code and in the kernel) and peak memory of the crawler process, and the
+//! CPU the site's process used per page on the same cores. Linux only: CPU and memory come from
+//! /proc.
 
 use std::process::{ExitCode, Stdio};
 use std::sync::Arc;
@@ -15,15 +17,43 @@ use tokio::process::Command;
 
 use super::args::{BenchArgs, StateArgs};
 
+/// CPU time a process used so far, as the kernel counts it: in its own code (user) and in
+/// the kernel on its behalf (system calls, the loopback TCP stack, page faults).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Cpu {
+    pub user: f64,
+    pub kernel: f64,
+}
+
+impl Cpu {
+    /// `pid` is a process ID, or `self`.
+    fn of(pid: &str) -> Option<Cpu> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name (which may contain spaces) start after the last ')'.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        // The kernel reports in USER_HZ, which is 100 on every Linux build that matters here.
+        let secs = |i: usize| Some(f.get(i)?.parse::<f64>().ok()? / 100.0);
+        Some(Cpu { user: secs(11)?, kernel: secs(12)? })
+    }
+
+    fn total(&self) -> f64 {
+        self.user + self.kernel
+    }
+
+    fn since(self, earlier: Cpu) -> Cpu {
+        Cpu { user: self.user - earlier.user, kernel: self.kernel - earlier.kernel }
+    }
+
+    /// `user U, kernel K`: microseconds per one of `n`.
+    fn split_per(&self, n: f64) -> String {
+        format!("user {:.1}, kernel {:.1}", self.user / n * 1e6, self.kernel / n * 1e6)
+    }
+}
+
 /// CPU seconds (user + system) used by this process so far.
 pub(super) fn cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may contain spaces) start after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    // The kernel reports in USER_HZ, which is 100 on every Linux build that matters here.
-    Some(ticks / 100.0)
+    Cpu::of("self").map(|c| c.total())
 }
 
 /// Peak resident memory of this process, in bytes.
@@ -67,6 +97,12 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let base = line.trim();
     anyhow::ensure!(base.starts_with("http://"), "the test site did not say where it listens");
     let seed = Url::parse(&format!("{base}/index.html"))?;
+    // The site's own CPU, on the same cores: it bounds how fast any crawl of it can go here.
+    let site_pid = child.id().map(|p| p.to_string());
+    let now = || {
+        let site = site_pid.as_deref().and_then(Cpu::of).unwrap_or_default();
+        (Cpu::of("self").unwrap_or_default(), site)
+    };
 
     let cfg = CrawlConfig {
         seeds: vec![seed],
@@ -98,11 +134,13 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         let (frontier, sink) = in_memory(&cfg);
         (frontier, Engine::new(), sink)
     };
-    let cpu0 = cpu_secs().unwrap_or(0.0);
+    let (cpu0, site0) = now();
     engine.init(cfg.clone(), frontier.clone(), vec![Box::new(sink)])?;
     engine.start().await?;
     let summary = engine.wait().await?;
-    let cpu = cpu_secs().unwrap_or(0.0) - cpu0;
+    let (cpu1, site1) = now();
+    let (cpu_split, site_cpu) = (cpu1.since(cpu0), site1.since(site0));
+    let cpu = cpu_split.total();
     drop(engine);
     // --recrawl: the same crawl again, every page asked for with its validators.
     let again = match (&kept_store, a.recrawl) {
@@ -113,11 +151,12 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             // The same output, resumed at its checkpoint: the new items go after the first run's.
             let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
             let mut engine = Engine::new().with_journal(store.clone());
-            let cpu0 = cpu_secs().unwrap_or(0.0);
+            let (cpu0, site0) = now();
             engine.init(cfg, frontier.clone(), vec![Box::new(sink)])?;
             engine.start().await?;
             let again = engine.wait().await?;
-            Some((asked, again, cpu_secs().unwrap_or(0.0) - cpu0))
+            let (cpu1, site1) = now();
+            Some((asked, again, cpu1.since(cpu0), site1.since(site0)))
         }
         _ => None,
     };
@@ -151,9 +190,15 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     println!("pages:        {}", summary.pages);
     println!("elapsed:      {:.2} s", summary.elapsed_secs);
     println!("pages/s:      {:.0}", summary.pages_per_sec);
-    println!("cpu/page:     {:.1} µs ({:.2} s of CPU)", cpu / pages * 1e6, cpu);
+    println!(
+        "cpu/page:     {:.1} µs ({:.2} s of CPU; {})",
+        cpu / pages * 1e6,
+        cpu,
+        cpu_split.split_per(pages)
+    );
+    println!("site's cpu:   {:.1} µs per page", site_cpu.total() / pages * 1e6);
     println!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0));
-    if let Some((asked, again, cpu2)) = &again {
+    if let Some((asked, again, cpu2, site2)) = &again {
         let c = &again.changes;
         // A revisit round's summary counts its own work only.
         let bytes = again.bytes;
@@ -163,7 +208,9 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             again.elapsed_secs,
             again.elapsed_secs / summary.elapsed_secs.max(1e-9)
         );
-        println!("  cpu/page:   {:.1} µs", cpu2 / (*asked).max(1) as f64 * 1e6);
+        let asked = (*asked).max(1) as f64;
+        println!("  cpu/page:   {:.1} µs ({})", cpu2.total() / asked * 1e6, cpu2.split_per(asked));
+        println!("  site's cpu: {:.1} µs per page", site2.total() / asked * 1e6);
         println!(
             "  body bytes: {bytes} ({:.1} % of the first crawl's)",
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
@@ -175,7 +222,9 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.json {
         let j = serde_json::json!({
             "pages": summary.pages, "elapsed_secs": summary.elapsed_secs, "pages_per_sec": summary.pages_per_sec,
-            "cpu_secs": cpu, "cpu_us_per_page": cpu / pages * 1e6, "peak_rss_bytes": peak, "summary": summary,
+            "cpu_secs": cpu, "cpu_us_per_page": cpu / pages * 1e6, "cpu_user_secs": cpu_split.user,
+            "cpu_kernel_secs": cpu_split.kernel, "site_cpu_secs": site_cpu.total(), "peak_rss_bytes": peak,
+            "summary": summary,
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     }
