@@ -20,9 +20,9 @@ use super::args::{BenchArgs, StateArgs};
 /// CPU time a process used so far, as the kernel counts it: in its own code (user) and in
 /// the kernel on its behalf (system calls, the loopback TCP stack, page faults).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Cpu {
-    pub user: f64,
-    pub kernel: f64,
+struct Cpu {
+    user: f64,
+    kernel: f64,
 }
 
 impl Cpu {
