@@ -40,11 +40,42 @@ async fn run_and_kill(
     cwd: &Path,
     kill_after: Option<Duration>,
 ) -> (bool, std::process::Output) {
-    let mut child = spawn_kumo(args, cwd);
+    kill_when(spawn_kumo(args, cwd), kill_after.map(tokio::time::sleep)).await
+}
+
+/// Runs `kumo crawl` and kills it with SIGKILL `after` its first page was fetched, unless it
+/// ends first. Timing from the first page, not from the start, puts the kill mid-crawl even
+/// when a busy machine slows the start (connecting to PostgreSQL, replaying items) past it.
+async fn run_and_kill_mid_crawl(
+    args: &[String],
+    cwd: &Path,
+    server: &TestServer,
+    after: Duration,
+) -> (bool, std::process::Output) {
+    // robots.txt and one page: each run asks for robots.txt again.
+    let fetched = server.hit_count() + 2;
+    let child = spawn_kumo(args, cwd);
+    let spawned = Instant::now();
+    let kill = async move {
+        common::wait_until(Duration::from_secs(60), "the run's first page", || server.hit_count() >= fetched)
+            .await;
+        // Said, so that a failure shows how slow the starts were.
+        eprintln!("first page after {:?}, kill {after:?} later", spawned.elapsed());
+        tokio::time::sleep(after).await;
+    };
+    kill_when(child, Some(kill)).await
+}
+
+/// Kills `child` with SIGKILL once `kill` completes, unless it ends first; then collects it.
+/// Returns whether it was killed while running.
+async fn kill_when(
+    mut child: tokio::process::Child,
+    kill: Option<impl std::future::Future<Output = ()>>,
+) -> (bool, std::process::Output) {
     let mut killed = false;
-    if let Some(after) = kill_after {
+    if let Some(kill) = kill {
         tokio::select! {
-            _ = tokio::time::sleep(after) => {
+            _ = kill => {
                 child.start_kill().expect("SIGKILL");
                 killed = true;
             }
@@ -60,13 +91,18 @@ async fn run_and_kill(
 
 /// Kills the crawl `kills()` times at random moments, then lets it finish. Returns the final
 /// run's summary.
-async fn crawl_with_kills(args: Vec<String>, cwd: &Path) -> serde_json::Value {
-    crawl_with_n_kills(args, cwd, kills()).await
+async fn crawl_with_kills(args: Vec<String>, cwd: &Path, server: &TestServer) -> serde_json::Value {
+    crawl_with_n_kills(args, cwd, server, kills()).await
 }
 
-/// Kills the crawl `kills` times at random moments (at least 5 or `kills` must land
-/// mid-crawl), then lets it finish and returns its summary.
-async fn crawl_with_n_kills(args: Vec<String>, cwd: &Path, kills: usize) -> serde_json::Value {
+/// Kills the crawl `kills` times at random moments after each run's first page (at least 5
+/// or `kills` must land mid-crawl), then lets it finish and returns its summary.
+async fn crawl_with_n_kills(
+    args: Vec<String>,
+    cwd: &Path,
+    server: &TestServer,
+    kills: usize,
+) -> serde_json::Value {
     let seed = fastrand::u64(..);
     eprintln!("kill schedule seed: {seed}");
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -77,9 +113,9 @@ async fn crawl_with_n_kills(args: Vec<String>, cwd: &Path, kills: usize) -> serd
         attempts += 1;
         // More kills, shorter runs: a crawl that finishes before the last kill proves less. The
         // spider-file crawl takes about 2 s whole, so even 3 runs must stay well under that.
-        let upper = (2_400 / kills.max(1) as u64).clamp(300, 800);
-        let after = Duration::from_millis(rng.u64(150..upper));
-        let (was_killed, out) = run_and_kill(&args, cwd, Some(after)).await;
+        let upper = (1_200 / kills.max(1) as u64).clamp(60, 400);
+        let after = Duration::from_millis(rng.u64(0..upper));
+        let (was_killed, out) = run_and_kill_mid_crawl(&args, cwd, server, after).await;
         if was_killed {
             killed += 1;
         } else {
@@ -172,7 +208,7 @@ async fn kill_9_then_resume_writes_every_page_once_to_jsonl_and_warc() {
     let dir = tempfile::tempdir().unwrap();
     let mut args = crawl_args(&server, "pages.jsonl");
     args.extend(["--warc", "archive", "--warc-max-size", "4000000"].map(String::from));
-    let summary = crawl_with_kills(args, dir.path()).await;
+    let summary = crawl_with_kills(args, dir.path(), &server).await;
     check_warc(&dir.path().join("archive"), &server, unique);
 
     let text = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap();
@@ -194,7 +230,7 @@ async fn kill_9_then_resume_writes_every_page_once_to_postgres() {
     let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
     let pg = Postgres::start().await.unwrap_or_else(|e| panic!("cannot start PostgreSQL: {e}"));
     let dir = tempfile::tempdir().unwrap();
-    let summary = crawl_with_kills(crawl_args(&server, &pg.url()), dir.path()).await;
+    let summary = crawl_with_kills(crawl_args(&server, &pg.url()), dir.path(), &server).await;
 
     let (client, conn) = tokio_postgres::connect(&pg.url(), tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(conn);
@@ -239,7 +275,7 @@ processors = [{{ dedup = ["sku"] }}]
     std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
     let args: Vec<String> =
         ["crawl", "shop.toml", "--summary-json", "summary.json"].iter().map(|s| s.to_string()).collect();
-    let summary = crawl_with_n_kills(args, dir.path(), 3).await;
+    let summary = crawl_with_n_kills(args, dir.path(), &server, 3).await;
 
     let text = std::fs::read_to_string(dir.path().join("products.jsonl")).unwrap();
     let mut skus = HashSet::new();
@@ -298,7 +334,7 @@ async fn ctrl_c_stops_gracefully_then_resume_writes_every_page_once() {
     let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let args = crawl_args(&server, "pages.jsonl");
-    let out = run_and_interrupt(&args, dir.path(), 1).await;
+    let out = run_and_interrupt(&args, dir.path(), &server, 1).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("(stopped)"), "a graceful stop");
     let (_, out) = run_and_kill(&args, dir.path(), None).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -322,7 +358,7 @@ async fn ctrl_c_twice_stops_now_and_the_slow_page_comes_back() {
     args[1] = server.url("/");
     args.push("--ignore-robots".into());
     let started = Instant::now();
-    let out = run_and_interrupt(&args, dir.path(), 2).await;
+    let out = run_and_interrupt(&args, dir.path(), &server, 2).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("(stopped-now)"), "a stop now");
     assert!(started.elapsed() < Duration::from_secs(8), "did not wait for the slow body");
     let (_, out) = run_and_kill(&args, dir.path(), None).await;
@@ -332,12 +368,19 @@ async fn ctrl_c_twice_stops_now_and_the_slow_page_comes_back() {
     assert_eq!(slow_hits, 2, "the slow page was fetched again after the stop");
 }
 
-/// Runs `kumo`, and after 700 ms sends it SIGINT (what Ctrl-C sends) `presses` times, 300 ms
-/// apart. It must then exit by itself, with the "stopped before finishing" status (3).
-async fn run_and_interrupt(args: &[String], cwd: &Path, presses: usize) -> std::process::Output {
+/// Runs `kumo`, and once `server` has seen three requests (the crawl is under way) sends it
+/// SIGINT (what Ctrl-C sends) `presses` times, 300 ms apart. It must then exit by itself, with
+/// the "stopped before finishing" status (3).
+async fn run_and_interrupt(
+    args: &[String],
+    cwd: &Path,
+    server: &TestServer,
+    presses: usize,
+) -> std::process::Output {
+    let under_way = server.hit_count() + 3;
     let child = spawn_kumo(args, cwd);
     let pid = child.id().expect("running").to_string();
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    common::wait_until(Duration::from_secs(60), "three requests", || server.hit_count() >= under_way).await;
     for _ in 0..presses {
         let ok = std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill runs");
         assert!(ok.success(), "SIGINT delivered");
