@@ -51,11 +51,19 @@ fn peak_rss(pid: u32) -> Option<u64> {
     Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
-/// Runs `kumo ARGS` in `cwd` (at most 180 s), killing it with SIGKILL after `kill_after` if
-/// given. Returns its output, whether the kill landed, and its peak memory as last read from
-/// /proc (read every 20 ms: the kernel keeps the peak, so the last reading before the end
-/// misses at most the final 20 ms).
-async fn run(args: &[String], cwd: &Path, kill_after: Option<Duration>) -> (Output, bool, u64) {
+/// When to kill a run with SIGKILL: `after` the moment `begun` first says the crawl is under
+/// way (timed from there, not from the start, so a busy machine's slow start cannot push every
+/// kill before the crawl stored anything).
+struct Kill<'a> {
+    after: Duration,
+    begun: &'a dyn Fn() -> bool,
+}
+
+/// Runs `kumo ARGS` in `cwd` (at most 180 s), killing it as `kill` says if given. Returns its
+/// output, whether the kill landed, and its peak memory as last read from /proc (read every
+/// 20 ms: the kernel keeps the peak, so the last reading before the end misses at most the
+/// final 20 ms).
+async fn run(args: &[String], cwd: &Path, kill: Option<Kill<'_>>) -> (Output, bool, u64) {
     let mut child = tokio::process::Command::new(KUMO)
         .args(args)
         .current_dir(cwd)
@@ -66,6 +74,7 @@ async fn run(args: &[String], cwd: &Path, kill_after: Option<Duration>) -> (Outp
         .expect("kumo starts");
     let pid = child.id().expect("running");
     let started = Instant::now();
+    let mut begun: Option<Instant> = None;
     let mut peak = 0;
     let mut killed = false;
     let mut tick = tokio::time::interval(Duration::from_millis(20));
@@ -76,7 +85,11 @@ async fn run(args: &[String], cwd: &Path, kill_after: Option<Duration>) -> (Outp
             _ = tick.tick() => {
                 peak = peak.max(peak_rss(pid).unwrap_or(0));
                 assert!(started.elapsed() < Duration::from_secs(180), "kumo ran past 180 s");
-                if kill_after.is_some_and(|k| started.elapsed() >= k) && !killed {
+                let Some(k) = kill.as_ref().filter(|_| !killed) else { continue };
+                if begun.is_none() && (k.begun)() {
+                    begun = Some(Instant::now());
+                }
+                if begun.is_some_and(|b| b.elapsed() >= k.after) {
                     child.start_kill().expect("SIGKILL");
                     killed = true;
                 }
@@ -250,12 +263,15 @@ async fn the_hostile_crawl_killed_twice_loses_and_duplicates_nothing() {
     eprintln!("kill schedule seed: {seed}");
     let mut rng = fastrand::Rng::with_seed(seed);
 
-    // The crawl waits seconds on silent servers, so kills within its first second and a half
-    // land mid-crawl.
+    // The crawl waits seconds on silent servers, so kills within a second and a half of its
+    // first requests land mid-crawl.
     let mut kills = 0;
     for _ in 0..2 {
-        let after = Duration::from_millis(rng.u64(300..1_500));
-        let (out, killed, _) = run(&args, dir.path(), Some(after)).await;
+        let after = Duration::from_millis(rng.u64(250..1_450));
+        // robots.txt and a page: each run asks for robots.txt again.
+        let before = site.requests().len();
+        let begun = || site.requests().len() >= before + 2;
+        let (out, killed, _) = run(&args, dir.path(), Some(Kill { after, begun: &begun })).await;
         assert!(killed, "the crawl ended before the kill: {}", stderr(&out));
         kills += 1;
     }
