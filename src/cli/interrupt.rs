@@ -21,6 +21,9 @@ pub fn stop_requests() -> Result<watch::Receiver<Option<StopMode>>> {
             tx.send_replace(Some(StopMode::Graceful));
             if let Some(name) = next(&mut interrupts, &mut terms).await {
                 say!("stopping now ({name}): what was in flight is fetched again on resume");
+                // A script call in a loop would hold its worker until its budget ends: cut now.
+                // (A graceful stop lets calls end within their budget, capped by the ceiling.)
+                kumo_spider::interrupt_scripts();
                 tx.send_replace(Some(StopMode::Now));
             }
         }

@@ -12,7 +12,7 @@ use kumo_spider::{LinkReport, LoadOptions, PageReport, SiteSpec, SpiderFile};
 use super::args::ParseArgs;
 
 pub async fn run(a: ParseArgs) -> Result<ExitCode> {
-    let opts = LoadOptions { base: a.seed_base.clone() };
+    let opts = LoadOptions { base: a.seed_base.clone(), ..Default::default() };
     let file = SpiderFile::load(&a.spider, &opts)?;
     let site = pick_site(&file.sites, a.site.as_deref(), &a.url)?;
     let resp = super::shell::fetch_page(&a.url, site.crawl.downloader.clone())

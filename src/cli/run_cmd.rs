@@ -66,13 +66,12 @@ fn spider_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Reads every spider file named and places each site's state; site names must differ, since
 /// each is a crawl of its own. Errors are bad usage.
-pub fn load_sites(paths: &[PathBuf], base: Option<String>, state: &StateArgs) -> Result<Vec<ScheduledSite>> {
+pub fn load_sites(paths: &[PathBuf], opts: &LoadOptions, state: &StateArgs) -> Result<Vec<ScheduledSite>> {
     let files = spider_files(paths).map_err(usage)?;
-    let opts = LoadOptions { base };
     let mut names = HashSet::new();
     let mut sites = Vec::new();
     for file in &files {
-        let spiders = SpiderFile::load(file, &opts).map_err(|e| usage(e.into()))?;
+        let spiders = SpiderFile::load(file, opts).map_err(|e| usage(e.into()))?;
         let file_hash = spider::file_hash(file);
         for site in spiders.sites {
             if !names.insert(site.name.clone()) {
@@ -107,7 +106,8 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let state =
         StateArgs { dir: a.state.clone(), fsync: a.fsync, redis: a.redis.clone(), ..Default::default() };
-    let sites = load_sites(&a.paths, a.seed_base.clone(), &state)?;
+    let opts = LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling() };
+    let sites = load_sites(&a.paths, &opts, &state)?;
     // One daemon per spider file: a second one is refused before it touches any state.
     let mut locks = Vec::new();
     for file in spider_files(&a.paths)? {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Result;
+use kumo_spider::LoadOptions;
 use kumo_spider::schedule::{Due, ScheduleRecord, from_millis, millis};
 use kumo_store_embedded::{StateLock, StoreError};
 use serde_json::json;
@@ -33,7 +34,8 @@ struct Row {
 
 fn list(a: &ScheduleListArgs) -> Result<ExitCode> {
     let state = StateArgs { dir: a.state.clone(), ..Default::default() };
-    let sites = load_sites(&a.paths, a.seed_base.clone(), &state)?;
+    let opts = LoadOptions { base: a.seed_base.clone(), ..Default::default() };
+    let sites = load_sites(&a.paths, &opts, &state)?;
     let rows = sites.iter().map(row).collect::<Result<Vec<_>>>()?;
     if a.json {
         let stamp = |t: Option<SystemTime>| t.map(|t| json!({ "utc": when(t), "ms": millis(t) }));

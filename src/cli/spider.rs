@@ -26,7 +26,7 @@ pub fn spider_file(args: &[String]) -> Option<PathBuf> {
 
 /// The `kumo crawl` options a spider file run uses; the others are settings the file makes
 /// per site.
-const SPIDER_FILE_OPTIONS: [&str; 20] = [
+const SPIDER_FILE_OPTIONS: [&str; 22] = [
     "state",
     "memory",
     "fresh",
@@ -51,6 +51,9 @@ const SPIDER_FILE_OPTIONS: [&str; 20] = [
     // Watch and steer every site.
     "listen",
     "listen-token",
+    // The operator's ceilings on every site's script.
+    "script-max-call",
+    "script-max-memory",
 ];
 
 /// The settings of a spider file run that every site takes.
@@ -174,7 +177,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         )));
     }
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
-    let opts = LoadOptions { base: a.seed_base.clone() };
+    let opts = LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
     let cache = super::crawl::http_cache(a).map_err(usage)?;
     let site_opts = SiteOptions {

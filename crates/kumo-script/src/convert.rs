@@ -10,8 +10,18 @@ use serde_json::Map;
 /// Nesting past which an answer is read by JSON.stringify (which names a cycle).
 const MAX_DEPTH: usize = 64;
 
-/// Not plain data: JSON.stringify reads it.
-pub(crate) struct NotPlain;
+/// The most values (array elements and fields, all nesting levels together) an answer may
+/// hold: a sparse array's length costs the script nothing, but would cost kumo a value per
+/// element.
+pub(crate) const MAX_VALUES: usize = 1 << 22;
+
+/// Why an answer was not read directly.
+pub(crate) enum NotPlain {
+    /// Not plain data: JSON.stringify reads it.
+    Other,
+    /// More than [`MAX_VALUES`] values.
+    TooLarge,
+}
 
 /// `v` as a JavaScript value, as `JSON.parse` of its text would make it.
 pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, v: &serde_json::Value) -> rquickjs::Result<Value<'js>> {
@@ -49,45 +59,52 @@ pub(crate) fn object_to_js<'js>(
 /// `v` as JSON data, as `JSON.stringify` would write it: `Ok(None)` for what it leaves out
 /// (`undefined`, functions, symbols; `null` in an array).
 pub(crate) fn from_js(v: &Value<'_>) -> Result<Option<serde_json::Value>, NotPlain> {
-    read(v, 0)
+    let mut left = MAX_VALUES;
+    read(v, 0, &mut left)
 }
 
-fn read(v: &Value<'_>, depth: usize) -> Result<Option<serde_json::Value>, NotPlain> {
+fn read(v: &Value<'_>, depth: usize, left: &mut usize) -> Result<Option<serde_json::Value>, NotPlain> {
+    *left = left.checked_sub(1).ok_or(NotPlain::TooLarge)?;
     Ok(Some(match v.type_of() {
         Type::Undefined | Type::Uninitialized | Type::Function | Type::Constructor | Type::Symbol => {
             return Ok(None);
         }
         Type::Null => serde_json::Value::Null,
-        Type::Bool => serde_json::Value::Bool(v.as_bool().ok_or(NotPlain)?),
-        Type::Int => serde_json::Value::from(v.as_int().ok_or(NotPlain)?),
-        Type::Float => number(v.as_float().ok_or(NotPlain)?),
-        Type::String => {
-            serde_json::Value::String(v.as_string().ok_or(NotPlain)?.to_string().map_err(|_| NotPlain)?)
-        }
+        Type::Bool => serde_json::Value::Bool(v.as_bool().ok_or(NotPlain::Other)?),
+        Type::Int => serde_json::Value::from(v.as_int().ok_or(NotPlain::Other)?),
+        Type::Float => number(v.as_float().ok_or(NotPlain::Other)?),
+        Type::String => serde_json::Value::String(
+            v.as_string().ok_or(NotPlain::Other)?.to_string().map_err(|_| NotPlain::Other)?,
+        ),
         Type::Array if depth < MAX_DEPTH => {
-            let array = v.as_array().ok_or(NotPlain)?;
-            let mut out = Vec::with_capacity(array.len());
+            let array = v.as_array().ok_or(NotPlain::Other)?;
+            // Read as a number first: rquickjs's `len` takes it for an i32.
+            let len: f64 = array.as_object().get("length").map_err(|_| NotPlain::Other)?;
+            if len > *left as f64 {
+                return Err(NotPlain::TooLarge);
+            }
+            let mut out = Vec::with_capacity(len as usize);
             for item in array.iter::<Value>() {
-                let item = item.map_err(|_| NotPlain)?;
-                out.push(read(&item, depth + 1)?.unwrap_or(serde_json::Value::Null));
+                let item = item.map_err(|_| NotPlain::Other)?;
+                out.push(read(&item, depth + 1, left)?.unwrap_or(serde_json::Value::Null));
             }
             serde_json::Value::Array(out)
         }
         Type::Object if depth < MAX_DEPTH => {
-            let object = v.as_object().ok_or(NotPlain)?;
+            let object = v.as_object().ok_or(NotPlain::Other)?;
             if object.get::<_, Value>("toJSON").map_or(true, |f| !f.is_undefined()) {
-                return Err(NotPlain);
+                return Err(NotPlain::Other);
             }
             let mut out = Map::new();
             for prop in object.props::<String, Value>() {
-                let (k, item) = prop.map_err(|_| NotPlain)?;
-                if let Some(item) = read(&item, depth + 1)? {
+                let (k, item) = prop.map_err(|_| NotPlain::Other)?;
+                if let Some(item) = read(&item, depth + 1, left)? {
                     out.insert(k, item);
                 }
             }
             serde_json::Value::Object(out)
         }
-        _ => return Err(NotPlain),
+        _ => return Err(NotPlain::Other),
     }))
 }
 

@@ -20,6 +20,9 @@ pub enum ScriptError {
     /// page it would have run on fails with this).
     #[error("script: {failures} calls failed in a row; the script is turned off for the rest of the crawl")]
     Disabled { failures: u32 },
+    /// kumo is stopping now ([`crate::interrupt_all`]): the call was cut short, or not made.
+    #[error("script: {hook} stopped: kumo is stopping")]
+    Stopped { hook: &'static str },
     /// A call answered with something its hook cannot take.
     #[error("script: {hook} returned {got}, not {wanted}")]
     BadAnswer { hook: &'static str, got: String, wanted: &'static str },
@@ -33,6 +36,7 @@ impl ScriptError {
             ScriptError::Timeout { hook, .. }
             | ScriptError::OutOfMemory { hook, .. }
             | ScriptError::Thrown { hook, .. }
+            | ScriptError::Stopped { hook }
             | ScriptError::BadAnswer { hook, .. } => Some(hook),
         }
     }

@@ -1,11 +1,13 @@
 //! A loaded script and its hooks. The script is data (its source, name and limits), cheap to
 //! share; each thread that calls it runs its own sandbox, made from the source on its first
 //! call (a QuickJS runtime belongs to one thread), and made again after one ran out of memory.
+//! Sandboxes belong to one load of a script (its clones share them), never to its text: two
+//! sites with the same script file share nothing.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 
 use serde_json::Value;
 
@@ -23,9 +25,13 @@ pub const MAX_BODY: usize = 1 << 20;
 pub const FAILURES_TO_DISABLE: u32 = 50;
 
 thread_local! {
-    /// This thread's sandboxes, by script.
-    static SANDBOXES: RefCell<HashMap<u64, Sandbox>> = RefCell::new(HashMap::new());
+    /// This thread's sandboxes, by script, each with a token that dies with the script's
+    /// last clone (its sandboxes are dropped then, when another is made).
+    static SANDBOXES: RefCell<HashMap<u64, (Weak<AtomicU32>, Sandbox)>> = RefCell::new(HashMap::new());
 }
+
+/// The number of the next script loaded.
+static LOADED: AtomicU64 = AtomicU64::new(0);
 
 /// A spider's script: source, name (for errors), limits, and which hooks it defines.
 #[derive(Debug, Clone)]
@@ -63,11 +69,20 @@ impl Script {
     pub fn load(file: &str, source: &str, limits: Limits) -> Result<Script, ScriptError> {
         let sandbox = Sandbox::load(source, file, limits)?;
         let defines = std::array::from_fn(|i| sandbox.defines(i));
-        let key = format!("{file}\u{0}{source}\u{0}{limits:?}");
-        let id = xxhash_rust::xxh3::xxh3_64(key.as_bytes());
-        SANDBOXES.with(|s| s.borrow_mut().insert(id, sandbox));
+        let id = LOADED.fetch_add(1, Ordering::Relaxed);
         let failing = Arc::new(AtomicU32::new(0));
-        Ok(Script { id, source: source.into(), file: file.into(), limits, defines, failing })
+        let script = Script { id, source: source.into(), file: file.into(), limits, defines, failing };
+        script.keep(sandbox);
+        Ok(script)
+    }
+
+    /// Keeps `sandbox` as this thread's for this script, and drops those of scripts gone.
+    fn keep(&self, sandbox: Sandbox) {
+        SANDBOXES.with(|s| {
+            let mut s = s.borrow_mut();
+            s.retain(|_, (alive, _)| alive.strong_count() > 0);
+            s.insert(self.id, (Arc::downgrade(&self.failing), sandbox));
+        });
     }
 
     /// Whether the script defines `hook` (one of [`HOOKS`]) and is still on.
@@ -80,6 +95,11 @@ impl Script {
         self.failing.load(Ordering::Relaxed) >= FAILURES_TO_DISABLE
     }
 
+    /// Each call's limits (after the operator's ceiling).
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The file name errors give.
     pub fn file(&self) -> &str {
         &self.file
@@ -88,21 +108,21 @@ impl Script {
     /// Calls `hook` on this thread's sandbox (made now if this thread has none).
     fn call(&self, hook: &'static str, args: &[Arg<'_>]) -> Result<Option<Value>, ScriptError> {
         let index = HOOKS.iter().position(|h| *h == hook).expect("one of HOOKS");
+        if !SANDBOXES.with(|s| s.borrow().contains_key(&self.id)) {
+            self.keep(Sandbox::load(&self.source, &self.file, self.limits)?);
+        }
         SANDBOXES.with(|s| {
             let mut s = s.borrow_mut();
-            let sandbox = match s.entry(self.id) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Sandbox::load(&self.source, &self.file, self.limits)?)
-                }
-            };
+            let (_, sandbox) = s.get(&self.id).expect("made above");
             let answer = sandbox.call(index, args);
-            if matches!(answer, Err(ScriptError::OutOfMemory { .. })) {
-                // A runtime that hit its limit is not trusted again: the next call makes another.
+            if sandbox.spent() {
+                // A runtime left unfit (out of memory, jobs left) is not used again.
                 s.remove(&self.id);
             }
             match &answer {
                 Ok(_) => self.failing.store(0, Ordering::Relaxed),
+                // Not the script's fault: kumo is ending.
+                Err(ScriptError::Stopped { .. }) => {}
                 Err(_) => {
                     if self.failing.fetch_add(1, Ordering::Relaxed) + 1 == FAILURES_TO_DISABLE {
                         return Err(ScriptError::Disabled { failures: FAILURES_TO_DISABLE });

@@ -75,6 +75,8 @@ pub use render::RenderSpec;
 pub struct LoadOptions {
     /// Replaces `{base}` in seeds, over the file's own `base`.
     pub base: Option<String>,
+    /// The most a site's script may ask for (`call_ms`, `memory_mb`); more is cut to it.
+    pub script_ceiling: kumo_script::Ceiling,
 }
 
 /// A checked spider file: its sites, ready to run.
@@ -110,7 +112,7 @@ impl SpiderFile {
             return Err(lines.error(0, "site", "the file defines no [[site]]"));
         }
         for site in raw.site {
-            let site = build::site(&lines, site, base.as_deref())?;
+            let site = build::site(&lines, site, base.as_deref(), &opts.script_ceiling)?;
             if sites.iter().any(|s: &SiteSpec| s.name == site.name) {
                 return Err(lines.error(0, format!("site \"{}\"", site.name), "two sites have this name"));
             }

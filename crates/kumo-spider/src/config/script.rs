@@ -3,7 +3,8 @@
 //! ```toml
 //! [[site]]
 //! script = { file = "rules.js" }          # beside the spider file; or source = """…"""
-//! # optional: each call's budget and the script's heap (defaults 20 ms, 16 MiB)
+//! # optional: each call's budget and the script's heap (defaults 20 ms, 16 MiB; at most the
+//! # operator's --script-max-call and --script-max-memory, 1 s and 256 MiB unless set)
 //! script = { file = "rules.js", call_ms = 50, memory_mb = 32 }
 //! ```
 //!
@@ -14,7 +15,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kumo_script::{Limits, Script};
+use kumo_script::{Ceiling, Limits, Script};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -29,8 +30,14 @@ pub(super) struct RawScript {
     pub memory_mb: Option<usize>,
 }
 
-/// Loads a site's script: a mistake in it is an error at its own file, line and column.
-pub(super) fn script(lines: &Lines, at: &str, raw: Spanned<RawScript>) -> Result<Script, SpiderConfigError> {
+/// Loads a site's script: a mistake in it is an error at its own file, line and column. What
+/// it asks for past `ceiling` is cut to it, with a warning.
+pub(super) fn script(
+    lines: &Lines,
+    at: &str,
+    raw: Spanned<RawScript>,
+    ceiling: &Ceiling,
+) -> Result<Script, SpiderConfigError> {
     let offset = raw.span().start;
     let raw = raw.into_inner();
     let error = |message: String| lines.error(offset, at.to_string(), message);
@@ -50,10 +57,27 @@ pub(super) fn script(lines: &Lines, at: &str, raw: Spanned<RawScript>) -> Result
         }
     };
     let defaults = Limits::default();
-    let limits = Limits {
+    let asked = Limits {
         call: raw.call_ms.map_or(defaults.call, |ms| Duration::from_millis(ms.max(1))),
-        memory: raw.memory_mb.map_or(defaults.memory, |mb| mb.max(1) << 20),
+        memory: raw.memory_mb.map_or(defaults.memory, |mb| mb.max(1).saturating_mul(1 << 20)),
         ..defaults
     };
+    let limits = asked.capped(ceiling);
+    if raw.call_ms.is_some() && limits.call < asked.call {
+        tracing::warn!(
+            "{}: {at} → call_ms: {} ms asked, cut to the ceiling of {} ms (--script-max-call)",
+            lines.file,
+            asked.call.as_millis(),
+            limits.call.as_millis()
+        );
+    }
+    if raw.memory_mb.is_some() && limits.memory < asked.memory {
+        tracing::warn!(
+            "{}: {at} → memory_mb: {} MiB asked, cut to the ceiling of {} MiB (--script-max-memory)",
+            lines.file,
+            asked.memory >> 20,
+            limits.memory >> 20
+        );
+    }
     Script::load(&name, &source, limits).map_err(|e| error(e.to_string()))
 }
