@@ -111,6 +111,11 @@ pub enum ErrorKind {
     /// memory, or answered what its hook cannot take): the page is failed, its items not
     /// written, its links followed as they were before the hook.
     Script,
+    /// The page was past a limit of model extraction (elements nested deeper than the cap,
+    /// the extraction time budget, the size of its values): the page is failed, its items
+    /// not written, its links followed. Not retried on its own (the same page would fail
+    /// again); `kumo failures requeue --kind extract` tries again later.
+    Extract,
     Other,
 }
 
@@ -142,6 +147,7 @@ impl ErrorKind {
             ErrorKind::Storage => "storage",
             ErrorKind::Content => "content",
             ErrorKind::Script => "script",
+            ErrorKind::Extract => "extract",
             ErrorKind::Other => "other",
         }
     }

@@ -17,6 +17,9 @@ pub struct Analysis {
     pub issues: Vec<String>,
     /// A spider's script hooks that failed on the page (reported as `script` errors).
     pub script_errors: Vec<ScriptFailure>,
+    /// Models that could not run on the page because it was past an extraction limit (too
+    /// deep, over its time budget): the page is failed as `extract`, its items unwritten.
+    pub extract_errors: Vec<String>,
 }
 
 /// One failed call of a script hook on a page.

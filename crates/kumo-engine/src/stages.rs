@@ -466,6 +466,10 @@ impl ParseStage {
         if self.analyzer.steers_links() {
             self.steer(resp, &mut discovered, &mut script_failures);
         }
+        let extract_failure = analysis.extract_errors.first().cloned();
+        for message in analysis.extract_errors {
+            self.report(module, resp, ErrorKind::Extract, message, &mut errors);
+        }
         let mut script_hooks = Vec::with_capacity(script_failures.len());
         // The first failed call names the page's failure; each is reported.
         let mut script_failure = None;
@@ -524,7 +528,10 @@ impl ParseStage {
                 };
                 Some((ErrorKind::Script, format!("{message}{more}")))
             }
-            (None, None) => None,
+            (None, None) => extract_failure.map(|message| {
+                items.clear();
+                (ErrorKind::Extract, message)
+            }),
         };
         let failure = failure.map(|(kind, message)| {
             Box::new(PageFailure {

@@ -71,5 +71,32 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// The hostile page of the QA report: `<div>` × n, the target, `</div>` × n (11 bytes a level).
+/// Past `MAX_DEPTH` every model refuses the page (`too-deep`) after one linear scan; just under
+/// it, extraction runs in full. Was quadratic: 100 000 levels took 11.5 s (streaming CSS),
+/// 87 s (DOM CSS), over 120 s (XPath).
+fn deep(c: &mut Criterion) {
+    let url = Url::parse("http://127.0.0.1:8088/deep.html").expect("valid URL");
+    let one = |field: Field| Model::new("deep", vec![field]).compile().expect("a valid model");
+    let models = [
+        ("css_streaming", one(Field::css("v", "span.x"))),
+        ("css_dom", one(Field::css("v", "span.x:not(.none)"))),
+        ("xpath", one(Field::xpath("v", "//span[@class='x']"))),
+        ("regex", one(Field::regex("v", r#"class="x">(\w+)<"#))),
+    ];
+    let mut group = c.benchmark_group("extract_deep");
+    group.sample_size(10);
+    for levels in [500, 10_000, 40_000, 100_000, 400_000] {
+        let html = format!("{}<span class=\"x\">t</span>{}", "<div>".repeat(levels), "</div>".repeat(levels));
+        group.throughput(Throughput::Bytes(html.len() as u64));
+        for (kind, model) in &models {
+            group.bench_function(format!("{kind}/{levels}"), |b| {
+                b.iter(|| model.extract_from(&Document::new(black_box(&html), false, &url)))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, deep);
 criterion_main!(benches);

@@ -1,7 +1,7 @@
 //! Pages built to hurt: deep nesting, junk bytes, empty bodies. Extraction must finish
 //! without overflowing the stack or failing, whatever the selectors.
 
-use kumo_parse::extract::{Field, Model, Take};
+use kumo_parse::extract::{ExtractError, Field, MAX_DEPTH, Model, Take};
 use serde_json::json;
 use url::Url;
 
@@ -9,12 +9,12 @@ fn url() -> Url {
     Url::parse("http://hostile.example/").unwrap()
 }
 
-/// Nested `<span>`s parse in linear time (nested `<div>`s do not; see the extract module's
-/// notes), so this depth is cheap to build but far deeper than a recursive walk survives.
-const DEPTH: usize = 50_000;
+/// Just under the depth cap: the serializers and text walks must take it without recursion.
+const DEPTH: usize = MAX_DEPTH - 10;
 
 #[test]
 fn deep_nesting_does_not_overflow_the_stack() {
+    let deeper = format!("{}<b>deep</b>{}", "<span>".repeat(50_000), "</span>".repeat(50_000));
     let html = format!("{}<b>deep</b>{}", "<span>".repeat(DEPTH), "</span>".repeat(DEPTH));
     let xpath = Model::new(
         "deep",
@@ -39,8 +39,14 @@ fn deep_nesting_does_not_overflow_the_stack() {
                 .nested(Model::new("inside", vec![Field::regex("b", "<b>(.*?)</b>")])),
         ],
     );
-    let by_xpath = xpath.compile().unwrap().extract(&html, false, &url());
-    let by_css = css.compile().unwrap().extract(&html, false, &url());
+    let (xpath, css) = (xpath.compile().unwrap(), css.compile().unwrap());
+    for model in [&xpath, &css] {
+        let out = model.extract(&deeper, false, &url());
+        assert_eq!(out.failure, Some(ExtractError::TooDeep { limit: MAX_DEPTH }));
+        assert!(out.items.is_empty() && out.invalid.is_empty());
+    }
+    let by_xpath = xpath.extract(&html, false, &url());
+    let by_css = css.extract(&html, false, &url());
     for out in [&by_xpath, &by_css] {
         let item = &out.items[0];
         assert_eq!(item.get("b").unwrap(), "deep");

@@ -3,8 +3,8 @@
 
 use kumo_core::{Item, Priority, Request, Response, Url};
 use kumo_engine::{Analysis, Analyzer, ScriptFailure};
-use kumo_parse::CompiledModel;
 use kumo_parse::extract::Document;
+use kumo_parse::{CompiledModel, Extraction};
 
 use crate::rules::UrlRules;
 
@@ -94,6 +94,9 @@ impl Analyzer for ConfigSpider {
                     continue;
                 }
                 let found = m.model.extract_from(&doc);
+                if failed(&mut out, here, m.model.name(), &found) {
+                    break;
+                }
                 for item in found.items {
                     out.items.push(tag(m.model.name(), item));
                 }
@@ -112,7 +115,9 @@ impl Analyzer for ConfigSpider {
         }
 
         if let Some(next) = &self.next_page {
-            for url in next.extract_from(&doc).dig {
+            let found = next.extract_from(&doc);
+            failed(&mut out, here, "next_page", &found);
+            for url in found.dig {
                 let p = (!self.deny.is_match(url.as_str())).then_some(self.priority.next_page);
                 self.push(&mut out, resp, url, p);
             }
@@ -120,7 +125,11 @@ impl Analyzer for ConfigSpider {
 
         if resp.is_html() {
             let links = match &self.restrict {
-                Some(region) => region.extract_from(&doc).dig,
+                Some(region) => {
+                    let found = region.extract_from(&doc);
+                    failed(&mut out, here, "follow.restrict_css", &found);
+                    found.dig
+                }
                 None => {
                     let page = kumo_parse::extract_links(&resp.body, &resp.url, resp.encoding);
                     out.issues.extend(page.issues);
@@ -148,6 +157,16 @@ impl Analyzer for ConfigSpider {
             None => true,
         }
     }
+}
+
+/// Whether `found` failed the page as a whole (too deep, over its time budget): the failure is
+/// recorded once for the page, which the engine then fails as `extract`, and the crawl goes on.
+fn failed(out: &mut Analysis, here: &str, model: &str, found: &Extraction) -> bool {
+    let Some(failure) = &found.failure else { return false };
+    if out.extract_errors.is_empty() {
+        out.extract_errors.push(format!("{here}: model {model}: {failure}"));
+    }
+    true
 }
 
 /// Puts `_model` first, so mixed outputs say what each record is.

@@ -28,6 +28,8 @@ pub use config::{
 };
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches, ScriptReport};
+/// For the command line: the operator's ceilings on scripts, and stopping them all now.
+pub use kumo_script::{Ceiling as ScriptCeiling, interrupt_all as interrupt_scripts};
 pub use rules::UrlRules;
 pub use run::{
     OnEngine, SiteJob, SiteRun, SiteState, StopSignal, open_sinks, run_site, run_site_in, run_sites,

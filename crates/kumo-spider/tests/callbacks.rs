@@ -23,7 +23,7 @@ fn lines(items: &[Item]) -> Vec<String> {
 }
 
 async fn configured_items(server: &TestServer) -> Vec<Item> {
-    let opts = LoadOptions { base: Some(server.base_url()) };
+    let opts = LoadOptions { base: Some(server.base_url()), ..Default::default() };
     let file = SpiderFile::load(&common::root().join("examples/quotes.toml"), &opts).unwrap();
     let sink = CollectSink::new();
     let items = sink.items();

@@ -57,7 +57,7 @@ fn base_placeholder_needs_a_base() {
     let ok = SpiderFile::parse(
         "[[site]]\nname = \"s\"\nseeds = [\"{base}/x\"]\n",
         "t.toml",
-        &LoadOptions { base: Some("http://127.0.0.1:9/".into()) },
+        &LoadOptions { base: Some("http://127.0.0.1:9/".into()), ..Default::default() },
     )
     .unwrap();
     assert_eq!(ok.sites[0].crawl.seeds[0].as_str(), "http://127.0.0.1:9/x");

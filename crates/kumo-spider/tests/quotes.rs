@@ -11,7 +11,7 @@ use kumo_testsite::ServerBuilder;
 async fn quotes_toml_extracts_exactly_the_ground_truth() {
     let server =
         ServerBuilder::new().directory(common::testdata().join("quotes-site")).start().await.unwrap();
-    let opts = LoadOptions { base: Some(server.base_url()) };
+    let opts = LoadOptions { base: Some(server.base_url()), ..Default::default() };
     let file = SpiderFile::load(&common::root().join("examples/quotes.toml"), &opts).unwrap();
     let site = &file.sites[0];
     let sink = CollectSink::new();

@@ -65,7 +65,7 @@ async fn quotes_reach_jsonl_csv_and_postgres_alike() {
     );
     let line = text.lines().find(|l| l.starts_with("output =")).expect("an output line");
     let text = text.replace(line, &output);
-    let opts = LoadOptions { base: Some(server.base_url()) };
+    let opts = LoadOptions { base: Some(server.base_url()), ..Default::default() };
     let file = SpiderFile::parse(&text, "quotes.toml", &opts).unwrap();
     let site = &file.sites[0];
     let sinks = open_sinks(site).await.unwrap();

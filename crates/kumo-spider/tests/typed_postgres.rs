@@ -54,7 +54,7 @@ async fn typed_columns_and_a_key_from_a_spider_file() {
     let server =
         ServerBuilder::new().directory(common::testdata().join("quotes-site")).start().await.unwrap();
     let text = SPIDER.replace("{url}", &pg.url());
-    let opts = LoadOptions { base: Some(server.base_url()) };
+    let opts = LoadOptions { base: Some(server.base_url()), ..Default::default() };
     let file = SpiderFile::parse(&text, "typed.toml", &opts).unwrap();
     let site = &file.sites[0];
     let sinks = open_sinks(site).await.unwrap();

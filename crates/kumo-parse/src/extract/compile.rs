@@ -8,6 +8,7 @@ use regex::Regex;
 use thiserror::Error;
 
 use super::model::{Field, Model, Selector, Take};
+use super::nesting::MAX_JSONPATH_NESTING;
 
 /// A checked model, ready to run on pages. Cheap to share between threads (`Send + Sync`).
 #[derive(Debug, Clone)]
@@ -255,6 +256,12 @@ fn compile_selector(selector: &Selector) -> Result<Compiled, Problem> {
             super::xpath::compile(expression).map(|x| Compiled::XPath(std::sync::Arc::new(x)))
         }
         Selector::Regex(pattern) => super::regex::build(pattern).map(Compiled::Regex),
+        Selector::Json(path) if super::nesting::measure(path, true, &[]).brackets > MAX_JSONPATH_NESTING => {
+            Err(Problem::JsonPath {
+                path: path.clone(),
+                reason: format!("JSONPath nested deeper than {MAX_JSONPATH_NESTING} brackets or calls"),
+            })
+        }
         Selector::Json(path) => serde_json_path::JsonPath::parse(path)
             .map(Compiled::Json)
             .map_err(|e| Problem::JsonPath { path: path.clone(), reason: e.to_string() }),

@@ -5,17 +5,41 @@ use scraper::error::SelectorErrorKind;
 use scraper::{ElementRef, Html, Selector};
 
 use super::compile::Problem;
+use super::limits::{Budget, ExtractError};
 use super::model::Take;
 use super::value::collapse;
 
 /// Matches of `selector` in the whole page, in document order.
-pub(super) fn select_page<'d>(html: &'d Html, selector: &Selector) -> Vec<ElementRef<'d>> {
-    html.select(selector).collect()
+pub(super) fn select_page<'d>(
+    html: &'d Html,
+    selector: &Selector,
+    budget: &Budget,
+) -> Result<Vec<ElementRef<'d>>, ExtractError> {
+    collect(html.select(selector), budget)
 }
 
 /// Matches of `selector` among the descendants of `scope` (`:scope` names `scope` itself).
-pub(super) fn select_in<'d>(scope: ElementRef<'d>, selector: &Selector) -> Vec<ElementRef<'d>> {
-    scope.select(selector).collect()
+pub(super) fn select_in<'d>(
+    scope: ElementRef<'d>,
+    selector: &Selector,
+    budget: &Budget,
+) -> Result<Vec<ElementRef<'d>>, ExtractError> {
+    collect(scope.select(selector), budget)
+}
+
+/// The matches, checking the page's time budget now and then (a long page has many).
+fn collect<'d>(
+    found: impl Iterator<Item = ElementRef<'d>>,
+    budget: &Budget,
+) -> Result<Vec<ElementRef<'d>>, ExtractError> {
+    let mut out = Vec::new();
+    for element in found {
+        if out.len() % 256 == 255 {
+            budget.check()?;
+        }
+        out.push(element);
+    }
+    Ok(out)
 }
 
 /// What `take` asks of one element; `None` when the attribute is absent.

@@ -4,11 +4,35 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::time::Duration;
 
 use scraper::Html;
 use serde_json::Value;
 use skyscraper::xpath::XpathItemTree;
 use url::Url;
+
+use super::limits::{Budget, EXTRACT_BUDGET, ExtractError, MAX_DEPTH};
+
+/// Why a parse of the page cannot serve a selector.
+#[derive(Debug, Clone)]
+pub(super) enum Unusable {
+    /// This selector finds nothing here (a CSS selector on JSON): an issue.
+    Issue(String),
+    /// No model can run on the page: it fails.
+    Stop(ExtractError),
+}
+
+impl From<String> for Unusable {
+    fn from(issue: String) -> Unusable {
+        Unusable::Issue(issue)
+    }
+}
+
+impl From<ExtractError> for Unusable {
+    fn from(error: ExtractError) -> Unusable {
+        Unusable::Stop(error)
+    }
+}
 
 /// A page ready for extraction. Parses lazily and caches; not `Send` (scraper's DOM is not),
 /// so build it and run the models inside one synchronous function (or `spawn_blocking`).
@@ -34,6 +58,9 @@ pub struct Document<'a> {
     xpath: OnceCell<Result<XpathItemTree, String>>,
     json: OnceCell<Result<Value, String>>,
     base: OnceCell<Url>,
+    /// Whether the page is too deep for a DOM, measured on first need.
+    too_deep: OnceCell<bool>,
+    budget: Budget,
 }
 
 impl std::fmt::Debug for Document<'_> {
@@ -69,7 +96,32 @@ impl<'a> Document<'a> {
             xpath: OnceCell::new(),
             json: OnceCell::new(),
             base: OnceCell::new(),
+            too_deep: OnceCell::new(),
+            budget: Budget::new(EXTRACT_BUDGET),
         }
+    }
+
+    /// The same page with `budget` for all the extraction done on it, in place of
+    /// [`EXTRACT_BUDGET`]. The clock starts at the first extraction.
+    pub fn with_budget(mut self, budget: Duration) -> Self {
+        self.budget = Budget::new(budget);
+        self
+    }
+
+    pub(super) fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
+    /// An error when the page nests deeper than [`MAX_DEPTH`]; a DOM is not built for it.
+    pub(super) fn check_depth(&self) -> Result<(), ExtractError> {
+        let too_deep =
+            *self.too_deep.get_or_init(|| super::depth::deeper_than(self.body.as_bytes(), MAX_DEPTH));
+        if too_deep { Err(ExtractError::TooDeep { limit: MAX_DEPTH }) } else { Ok(()) }
+    }
+
+    /// Records that the streaming walk found the page too deep (no need to measure again).
+    pub(super) fn set_too_deep(&self) {
+        let _ = self.too_deep.set(true);
     }
 
     pub fn body(&self) -> &str {
@@ -85,26 +137,38 @@ impl<'a> Document<'a> {
         self.is_json
     }
 
-    /// The CSS DOM. Parsing HTML never fails; a JSON response has no DOM.
-    pub(super) fn html(&self) -> Result<&Html, String> {
+    /// The CSS DOM. Parsing HTML fails only for a page too deep; a JSON response has no DOM.
+    pub(super) fn html(&self) -> Result<&Html, Unusable> {
         if self.is_json {
-            return Err("css selectors do not apply to a JSON response".to_owned());
+            return Err(Unusable::Issue("css selectors do not apply to a JSON response".to_owned()));
         }
-        Ok(self.html.get_or_init(|| Html::parse_document(&self.body)))
+        if let Some(html) = self.html.get() {
+            return Ok(html);
+        }
+        self.check_depth()?;
+        let html = self.html.get_or_init(|| Html::parse_document(&self.body));
+        self.budget.check()?;
+        Ok(html)
     }
 
     /// The XPath tree, parsed on first use.
-    pub(super) fn xpath_tree(&self) -> Result<&XpathItemTree, String> {
+    pub(super) fn xpath_tree(&self) -> Result<&XpathItemTree, Unusable> {
         if self.is_json {
-            return Err("xpath selectors do not apply to a JSON response".to_owned());
+            return Err(Unusable::Issue("xpath selectors do not apply to a JSON response".to_owned()));
         }
-        self.xpath
+        if self.xpath.get().is_none() {
+            self.check_depth()?;
+        }
+        let tree = self
+            .xpath
             .get_or_init(|| {
                 skyscraper::html::parse(&self.body)
                     .map_err(|e| format!("the page does not parse for XPath: {e}"))
             })
             .as_ref()
-            .map_err(Clone::clone)
+            .map_err(|e| Unusable::Issue(e.clone()))?;
+        self.budget.check()?;
+        Ok(tree)
     }
 
     /// The body as JSON, parsed on first use.

@@ -52,21 +52,28 @@
 //! Costs: each page is parsed at most once per kind (CSS DOM, XPath tree, JSON) however many
 //! fields and models use it, and only when one does; build one [`Document`] per page (or call
 //! [`extract_all`]). Both DOM parsers take time quadratic in the nesting depth of elements
-//! such as `<div>` (html5ever: 0.2 s at 10 000 levels, 36 s at 100 000), so the body size cap
-//! is what bounds a hostile page; the serializers and text walks here are iterative, so depth
-//! never overflows the stack.
+//! such as `<div>` (html5ever: 0.2 s at 10 000 levels, 36 s at 100 000), so a page nested
+//! deeper than [`MAX_DEPTH`] is not parsed at all, and the models on one page share a time
+//! budget ([`EXTRACT_BUDGET`]) checked as they go; the serializers and text walks here are
+//! iterative, so depth never overflows the stack. Selectors are refused at compile time past
+//! the nesting their parsers' recursion can take ([`MAX_XPATH_NESTING`] and the like).
 //!
-//! Architecture invariant: extraction never fails. Whatever the page, [`Extraction::issues`]
-//! says what could not run (a JSON selector on a body that is not JSON, say) and the fields
-//! concerned are simply empty — and so, if they are required, their items are invalid.
+//! Architecture invariant: a model never fails a page for what it does not find. Whatever the
+//! page, [`Extraction::issues`] says what could not run (a JSON selector on a body that is not
+//! JSON, say) and the fields concerned are simply empty — and so, if they are required, their
+//! items are invalid. Only a page past the limits above fails as a whole:
+//! [`Extraction::failure`] says why, and the extraction then has no items.
 
 mod compile;
 mod css;
 mod de;
+mod depth;
 mod document;
 mod fast;
 mod json;
+mod limits;
 mod model;
+mod nesting;
 mod query;
 mod regex;
 mod run;
@@ -79,11 +86,16 @@ use url::Url;
 
 pub use compile::{CompiledModel, ModelError, Place, Problem};
 pub use document::Document;
+pub use limits::{EXTRACT_BUDGET, ExtractError, MAX_DEPTH, MAX_VALUE_BYTES};
 pub use model::{Field, Model, Selector, Take};
+pub use nesting::{MAX_JSONPATH_NESTING, MAX_XPATH_CLAUSES, MAX_XPATH_NESTING};
 pub use query::{Found, Query};
 
 /// Most memory one compiled regex may take (the `regex` crate's `size_limit`).
 pub const REGEX_SIZE_LIMIT: usize = regex::SIZE_LIMIT;
+
+/// Deepest nesting of groups and repetitions in a regex (the `regex` crate's `nest_limit`).
+pub const REGEX_NEST_LIMIT: u32 = regex::NEST_LIMIT;
 
 /// What one model found on one page.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,8 +107,17 @@ pub struct Extraction {
     /// Absolute http(s) URLs from `dig` fields (valid and invalid items alike), without
     /// fragments, de-duplicated, in the order items and their fields produced them.
     pub dig: Vec<Url>,
-    /// What could not run on this page, one line each (capped).
+    /// What could not run on this page, one line each (capped); a `failure` is the first.
     pub issues: Vec<String>,
+    /// The page was past a limit (too deep, over the time budget, too much text): no items.
+    pub failure: Option<ExtractError>,
+}
+
+impl Extraction {
+    /// An extraction that failed as a whole.
+    pub(crate) fn failed(error: ExtractError) -> Extraction {
+        Extraction { issues: vec![error.to_string()], failure: Some(error), ..Extraction::default() }
+    }
 }
 
 /// An item with required fields missing.

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{CompiledModel, Document, Field, Model, ModelError};
+use super::{CompiledModel, Document, ExtractError, Field, Model, ModelError};
 
 /// A selector ready to run on any number of pages.
 #[derive(Debug, Clone)]
@@ -15,8 +15,11 @@ pub struct Query(CompiledModel);
 pub struct Found {
     /// Every value, in document order (strings for CSS and XPath, JSON values for JSONPath).
     pub values: Vec<Value>,
-    /// What could not run on this page (a CSS selector on a JSON body, say).
+    /// What could not run on this page (a CSS selector on a JSON body, say); a `failure`
+    /// is the first.
     pub issues: Vec<String>,
+    /// The page was past a limit (too deep, over its time budget): no values.
+    pub failure: Option<ExtractError>,
 }
 
 impl Query {
@@ -35,7 +38,7 @@ impl Query {
             Some(Value::Null) | None => Vec::new(),
             Some(value) => vec![value],
         };
-        Found { values, issues: found.issues }
+        Found { values, issues: found.issues, failure: found.failure }
     }
 }
 

@@ -10,10 +10,15 @@ use super::compile::Problem;
 /// things like `\w{1000}{1000}`, which would otherwise take gigabytes.
 pub(super) const SIZE_LIMIT: usize = 1 << 20;
 
+/// Deepest nesting of groups and repetitions accepted. The `regex` crate's default (250)
+/// is past what its compiler's recursion fits in a 256 KiB stack in a debug build (198).
+pub(super) const NEST_LIMIT: u32 = 64;
+
 /// Compiles a user pattern, or says why it cannot be used.
 pub(super) fn build(pattern: &str) -> Result<Regex, Problem> {
     RegexBuilder::new(pattern)
         .size_limit(SIZE_LIMIT)
+        .nest_limit(NEST_LIMIT)
         .build()
         .map_err(|e| Problem::Regex { pattern: pattern.to_owned(), reason: one_line(&e.to_string()) })
 }

@@ -12,7 +12,8 @@ use skyscraper::xpath::grammar::data_model::XpathItem;
 use url::Url;
 
 use super::compile::{Compiled, CompiledField, CompiledModel};
-use super::document::Document;
+use super::document::{Document, Unusable};
+use super::limits::{ExtractError, MAX_VALUE_BYTES};
 use super::{Extraction, InvalidItem, css, json, value, xpath};
 
 /// Where selectors look: the whole page or inside one match.
@@ -44,6 +45,10 @@ struct Run<'d, 'a> {
     suppressed: usize,
     dig: Vec<Url>,
     dug: HashSet<Url>,
+    /// Why the run stopped, once the page is past a limit.
+    stop: Option<ExtractError>,
+    /// Bytes of text values taken so far.
+    taken: usize,
 }
 
 impl CompiledModel {
@@ -56,6 +61,10 @@ impl CompiledModel {
 
     /// Extracts this model's items from a page other models may already have parsed.
     pub fn extract_from(&self, doc: &Document<'_>) -> Extraction {
+        doc.budget().start();
+        if let Err(e) = doc.budget().check() {
+            return Extraction::failed(e);
+        }
         if let Some(found) = self.fast.as_ref().and_then(|fast| fast.extract(self, doc)) {
             return found;
         }
@@ -71,6 +80,8 @@ impl CompiledModel {
             suppressed: 0,
             dig: Vec::new(),
             dug: HashSet::new(),
+            stop: None,
+            taken: 0,
         };
         let scopes = match &self.root {
             None => vec![Scope::Page],
@@ -88,6 +99,9 @@ impl CompiledModel {
         };
         let mut extraction = Extraction::default();
         for scope in scopes {
+            if run.halted() {
+                break;
+            }
             let mut missing = Vec::new();
             let item = Item(run.fields(&self.fields, scope, "", &mut missing));
             if missing.is_empty() {
@@ -95,6 +109,9 @@ impl CompiledModel {
             } else {
                 extraction.invalid.push(InvalidItem { item, missing });
             }
+        }
+        if let Some(e) = run.stop {
+            return Extraction::failed(e);
         }
         if run.suppressed > 0 {
             run.issues.push(format!("{} more issues not listed", run.suppressed));
@@ -106,6 +123,26 @@ impl CompiledModel {
 }
 
 impl<'d> Run<'d, '_> {
+    /// Whether the run must stop: the page is past a limit (checked now for the time budget).
+    fn halted(&mut self) -> bool {
+        if self.stop.is_none()
+            && let Err(e) = self.doc.budget().check()
+        {
+            self.stop = Some(e);
+        }
+        self.stop.is_some()
+    }
+
+    /// Counts a value's text against [`MAX_VALUE_BYTES`].
+    fn account(&mut self, value: &Value) {
+        if let Value::String(text) = value {
+            self.taken += text.len();
+            if self.taken > MAX_VALUE_BYTES {
+                self.stop.get_or_insert(ExtractError::TooLarge { limit: MAX_VALUE_BYTES });
+            }
+        }
+    }
+
     fn issue(&mut self, at: &str, problem: &str) {
         let text = format!("model `{}`, {at}: {problem}", self.model);
         if self.issues.contains(&text) {
@@ -129,6 +166,9 @@ impl<'d> Run<'d, '_> {
     ) -> Map<String, Value> {
         let mut object = Map::with_capacity(fields.len());
         for field in fields {
+            if self.halted() {
+                break;
+            }
             let path = format!("{prefix}{}", field.name);
             let value = self.field(field, scope, &path, missing);
             if field.required && !value::present(&value) {
@@ -149,6 +189,9 @@ impl<'d> Run<'d, '_> {
         let matches = self.select(&field.selector, scope, field.list, &format!("field `{path}`"));
         let mut values = Vec::new();
         for found in &matches {
+            if self.halted() {
+                break;
+            }
             let produced = match &field.nested {
                 Some(sub) => {
                     let Some(inner) = scope_of(found) else {
@@ -165,6 +208,7 @@ impl<'d> Run<'d, '_> {
                 None => self.value(field, found),
             };
             let Some(produced) = produced else { continue };
+            self.account(&produced);
             let produced = if field.dig { self.dig(produced, path) } else { produced };
             values.push(produced);
             if !field.list {
@@ -178,23 +222,26 @@ impl<'d> Run<'d, '_> {
     /// non-empty match (the other kinds return every match: the first one with a value wins).
     fn select(&mut self, selector: &Compiled, scope: Scope<'d>, all: bool, at: &str) -> Vec<Match<'d>> {
         let doc = self.doc;
-        let found: Result<Vec<Match<'d>>, String> = match (selector, scope) {
-            (Compiled::Css(css), Scope::Page) => {
-                doc.html().map(|html| css::select_page(html, css).into_iter().map(Match::Css).collect())
-            }
-            (Compiled::Css(css), Scope::Css(element)) => {
-                Ok(css::select_in(element, css).into_iter().map(Match::Css).collect())
-            }
+        let found: Result<Vec<Match<'d>>, Unusable> = match (selector, scope) {
+            (Compiled::Css(css), Scope::Page) => doc.html().and_then(|html| {
+                let found = css::select_page(html, css, doc.budget())?;
+                Ok(found.into_iter().map(Match::Css).collect())
+            }),
+            (Compiled::Css(css), Scope::Css(element)) => css::select_in(element, css, doc.budget())
+                .map(|found| found.into_iter().map(Match::Css).collect())
+                .map_err(Unusable::Stop),
             (Compiled::XPath(expression), Scope::Page | Scope::XPath(_)) => {
                 doc.xpath_tree().and_then(|tree| {
                     let node = if let Scope::XPath(node) = scope { Some(node) } else { None };
                     xpath::select(expression, tree, node)
                         .map(|items| items.into_iter().map(Match::XPath).collect())
+                        .map_err(Unusable::Issue)
                 })
             }
-            (Compiled::Json(path), Scope::Page) => {
-                doc.json().map(|root| json::select(root, path).into_iter().map(Match::Json).collect())
-            }
+            (Compiled::Json(path), Scope::Page) => doc
+                .json()
+                .map(|root| json::select(root, path).into_iter().map(Match::Json).collect())
+                .map_err(Unusable::Issue),
             (Compiled::Json(path), Scope::Json(value)) => {
                 Ok(json::select(value, path).into_iter().map(Match::Json).collect())
             }
@@ -227,12 +274,19 @@ impl<'d> Run<'d, '_> {
                 Ok(texts)
             }
             // Compilation only lets a selector run inside a match of its own kind.
-            _ => Err("this selector cannot look inside this kind of match".to_owned()),
+            _ => Err(Unusable::Issue("this selector cannot look inside this kind of match".to_owned())),
         };
-        found.unwrap_or_else(|problem| {
-            self.issue(at, &problem);
-            Vec::new()
-        })
+        match found {
+            Ok(found) => found,
+            Err(Unusable::Issue(problem)) => {
+                self.issue(at, &problem);
+                Vec::new()
+            }
+            Err(Unusable::Stop(e)) => {
+                self.stop.get_or_insert(e);
+                Vec::new()
+            }
+        }
     }
 
     /// The value one match gives the field, or `None` when it gives nothing.

@@ -8,10 +8,20 @@ use skyscraper::xpath::{Xpath, XpathItemTree};
 
 use super::compile::Problem;
 use super::model::Take;
+use super::nesting::{MAX_XPATH_CLAUSES, MAX_XPATH_NESTING, XPATH_KEYWORDS, measure};
 use super::value::collapse;
 use super::xpath_html;
 
 pub(super) fn compile(expression: &str) -> Result<Xpath, Problem> {
+    // skyscraper's parser recurses per level: refuse deep nesting before it can overflow.
+    let nesting = measure(expression, false, &XPATH_KEYWORDS);
+    let refuse = |reason: String| Err(Problem::XPath { expression: expression.to_owned(), reason });
+    if nesting.brackets > MAX_XPATH_NESTING {
+        return refuse(format!("XPath nested deeper than {MAX_XPATH_NESTING} brackets or calls"));
+    }
+    if nesting.keywords > MAX_XPATH_CLAUSES {
+        return refuse(format!("XPath with more than {MAX_XPATH_CLAUSES} nested then/else/return clauses"));
+    }
     skyscraper::xpath::parse(expression).map_err(|e| {
         let message = e.to_string();
         let reason = message.strip_prefix("Error parsing expression: ").unwrap_or(&message);

@@ -14,7 +14,7 @@
 
 pub(crate) mod tag;
 pub(crate) mod text;
-mod tree;
+pub(crate) mod tree;
 
 #[cfg(test)]
 mod oracle;

@@ -20,12 +20,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn into_analysis(self) -> Analysis {
-        Analysis {
-            requests: self.requests,
-            items: self.items,
-            issues: self.issues,
-            script_errors: Vec::new(),
-        }
+        Analysis { requests: self.requests, items: self.items, issues: self.issues, ..Analysis::default() }
     }
 
     pub fn response(&self) -> &'a Response {

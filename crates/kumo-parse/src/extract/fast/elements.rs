@@ -3,12 +3,12 @@
 //! "special" (they stop the search for an open `<li>`).
 
 /// `h1` to `h6`.
-pub(super) fn is_heading(name: &[u8]) -> bool {
+pub(crate) fn is_heading(name: &[u8]) -> bool {
     matches!(name, b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6")
 }
 
 /// Elements without content or end tag.
-pub(super) fn is_void(name: &[u8]) -> bool {
+pub(crate) fn is_void(name: &[u8]) -> bool {
     matches!(
         name,
         b"area"
@@ -31,7 +31,7 @@ pub(super) fn is_void(name: &[u8]) -> bool {
 }
 
 /// Start tags that first close an open `<p>` (in button scope).
-pub(super) fn closes_p(name: &[u8]) -> bool {
+pub(crate) fn closes_p(name: &[u8]) -> bool {
     is_heading(name)
         || matches!(
             name,
@@ -72,7 +72,7 @@ pub(super) fn closes_p(name: &[u8]) -> bool {
 }
 
 /// The tree builder's "special" elements (HTML namespace) that can be on the walk's stack.
-pub(super) fn is_special(name: &[u8]) -> bool {
+pub(crate) fn is_special(name: &[u8]) -> bool {
     is_heading(name)
         || matches!(
             name,

@@ -11,7 +11,7 @@
 //! runs as before. A differential test (`oracle.rs`) checks the two agree wherever the fast
 //! path answers.
 
-mod elements;
+pub(super) mod elements;
 mod selector;
 mod walk;
 
@@ -27,10 +27,11 @@ use kumo_core::Item;
 
 use super::compile::CompiledModel;
 use super::document::Document;
+use super::limits::{ExtractError, MAX_VALUE_BYTES};
 use super::model::{Field, Model, Selector, Take};
 use super::{Extraction, InvalidItem, value};
-use selector::{Complex, Compound};
-use walk::{Plan, Target, Want};
+use selector::{Alternative, Complex, Compound, MAX_STATES};
+use walk::{Hit, Plan, Stop, Target, Want};
 
 /// A model's plan for the streaming path.
 #[derive(Debug, Clone)]
@@ -56,7 +57,8 @@ impl FastModel {
         for field in &model.fields {
             fields.push(builder.field(field)?);
         }
-        (builder.compounds.len() <= 64).then(|| FastModel { plan: builder.finish(), root, fields })
+        let fits = builder.compounds.len() <= 64 && builder.states <= MAX_STATES;
+        fits.then(|| FastModel { plan: builder.finish(), root, fields })
     }
 
     /// The model's extraction from `doc`, or `None` when the DOM path must decide.
@@ -64,7 +66,16 @@ impl FastModel {
         if doc.is_json() {
             return None;
         }
-        let walked = walk::walk(&self.plan, doc.body()).ok()?;
+        let walked = match walk::walk(&self.plan, doc.body(), doc.budget()) {
+            Ok(walked) => walked,
+            Err(Stop::NeedsDom) => return None,
+            Err(Stop::Failed(e)) => {
+                if matches!(e, ExtractError::TooDeep { .. }) {
+                    doc.set_too_deep();
+                }
+                return Some(Extraction::failed(e));
+            }
+        };
         // As `Document::base`: the first `<base href>`, resolved against the page.
         let base = walked
             .base
@@ -77,14 +88,21 @@ impl FastModel {
         };
         let mut out = Extraction::default();
         let mut dug = HashSet::new();
+        let mut taken = 0usize;
         for scope in scopes {
+            if let Err(e) = doc.budget().check() {
+                return Some(Extraction::failed(e));
+            }
             let mut object = Map::with_capacity(self.fields.len());
             let mut missing = Vec::new();
             for (field, &target) in model.fields.iter().zip(&self.fields) {
-                let inside = |element: u32| scope.is_none_or(|(root, end)| root < element && element < end);
                 let mut values = Vec::new();
-                for hit in walked.hits[target].iter().filter(|hit| inside(hit.element)) {
+                for hit in inside(&walked.hits[target], scope) {
                     let Some(raw) = &hit.value else { continue };
+                    taken += raw.len();
+                    if taken > MAX_VALUE_BYTES {
+                        return Some(Extraction::failed(ExtractError::TooLarge { limit: MAX_VALUE_BYTES }));
+                    }
                     let taken = match field.take {
                         Take::Text => value::collapse(raw),
                         _ => raw.clone(),
@@ -118,6 +136,16 @@ impl FastModel {
     }
 }
 
+/// The hits inside `scope` (a root's element number and the end of its extent), all of them
+/// without one. Hits are in document order, so the scope's are one run, found by binary search
+/// (a filter over all hits per root was quadratic on a page of many roots).
+fn inside(hits: &[Hit], scope: Option<(u32, u32)>) -> &[Hit] {
+    let Some((root, end)) = scope else { return hits };
+    let from = hits.partition_point(|hit| hit.element <= root);
+    let to = hits.partition_point(|hit| hit.element < end);
+    hits.get(from..to.max(from)).unwrap_or_default()
+}
+
 /// A `dig` value made absolute and recorded, as the DOM path does; `None` (let the DOM path
 /// run and report it) when it is no URL.
 fn dig(produced: Value, base: &Url, dug: &mut HashSet<Url>, dig: &mut Vec<Url>) -> Option<Value> {
@@ -137,6 +165,8 @@ struct Builder {
     compounds: Vec<Compound>,
     targets: Vec<Target>,
     attributes: Vec<Box<[u8]>>,
+    /// States given out to alternatives so far.
+    states: usize,
 }
 
 impl Builder {
@@ -165,7 +195,7 @@ impl Builder {
         Some(self.targets.len() - 1)
     }
 
-    fn alternative(&mut self, complex: Complex) -> Vec<(usize, selector::Combinator)> {
+    fn alternative(&mut self, complex: Complex) -> Alternative {
         let mut parts = Vec::with_capacity(complex.parts.len());
         for (compound, combinator) in complex.parts {
             if compound.id.is_some() {
@@ -186,7 +216,9 @@ impl Builder {
             };
             parts.push((index, combinator));
         }
-        parts
+        let first_state = self.states;
+        self.states += parts.len().saturating_sub(1);
+        Alternative { parts, first_state }
     }
 
     fn attribute(&mut self, name: &[u8]) {

@@ -241,6 +241,49 @@ fn is_css_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0C')
 }
 
+/// One complex selector: compound indexes with the combinator joining each to the one before,
+/// and the first of its states (one per compound left of the subject).
+///
+/// Matching runs left to right as an automaton over the open elements, so it costs the same
+/// at any depth: state `first_state + j` is set on an element when compounds `0..=j` match a
+/// chain ending at it; each open element keeps its own states and the union of its
+/// ancestors'. (Right to left, trying every ancestor for each descendant combinator, took time
+/// that grew with depth to the power of the combinators.)
+#[derive(Debug, Clone)]
+pub(super) struct Alternative {
+    pub(super) parts: Vec<(usize, Combinator)>,
+    pub(super) first_state: usize,
+}
+
+/// Most states a plan may have: each is one bit of an open element's state set.
+pub(super) const MAX_STATES: usize = 128;
+
+impl Alternative {
+    /// For an element matching `bits` whose parent holds states `parent` and whose ancestors
+    /// together hold `above`: whether the subject matches, and the states the element holds.
+    pub(super) fn step(&self, bits: u64, parent: u128, above: u128) -> (bool, u128) {
+        let mut states = 0u128;
+        let mut subject = false;
+        let last = self.parts.len().saturating_sub(1);
+        for (j, &(compound, combinator)) in self.parts.iter().enumerate() {
+            if bits & (1 << compound) == 0 {
+                continue;
+            }
+            let holds = j == 0 || {
+                let before = 1u128 << (self.first_state + j - 1);
+                let held = if combinator == Combinator::Child { parent } else { above };
+                held & before != 0
+            };
+            if holds && j == last {
+                subject = true;
+            } else if holds {
+                states |= 1u128 << (self.first_state + j);
+            }
+        }
+        (subject, states)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,9 @@ use std::ops::Range;
 
 use memchr::memchr;
 
+use super::super::limits::{Budget, ExtractError, MAX_DEPTH, MAX_VALUE_BYTES};
 use super::elements::{closes_p, is_heading, is_special, is_void};
-use super::selector::{Combinator, Compound, attr_holds, has_class};
+use super::selector::{Alternative, Compound, attr_holds, has_class};
 use crate::entities::{self, Context};
 use crate::scan::tag::{self, is_space};
 use crate::scan::text;
@@ -27,6 +28,14 @@ use crate::scan::text;
 /// The page needs the DOM: something in it is beyond what the walk follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct NeedsDom;
+
+/// Why a walk gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Stop {
+    NeedsDom,
+    /// The page is past a limit: no model runs on it.
+    Failed(ExtractError),
+}
 
 /// What one selector list wants from the elements it matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,10 +48,10 @@ pub(super) enum Want {
     Attr(Box<[u8]>),
 }
 
-/// A selector list to run: its alternatives as compound indexes with their combinators.
+/// A selector list to run.
 #[derive(Debug, Clone)]
 pub(super) struct Target {
-    pub(super) alternatives: Vec<Vec<(usize, Combinator)>>,
+    pub(super) alternatives: Vec<Alternative>,
     pub(super) want: Want,
 }
 
@@ -75,12 +84,12 @@ pub(super) struct Walked {
     pub(super) base: Option<String>,
 }
 
-/// Walks `page` with `plan`.
-pub(super) fn walk(plan: &Plan, page: &str) -> Result<Walked, NeedsDom> {
+/// Walks `page` with `plan`, within the page's time `budget`.
+pub(super) fn walk(plan: &Plan, page: &str, budget: &Budget) -> Result<Walked, Stop> {
     let input = page.as_bytes();
     if memchr(0, input).is_some() {
         // NUL is dropped in some places and replaced in others: not worth following.
-        return Err(NeedsDom);
+        return Err(Stop::NeedsDom);
     }
     let mut w = Walker {
         plan,
@@ -97,50 +106,76 @@ pub(super) fn walk(plan: &Plan, page: &str) -> Result<Walked, NeedsDom> {
         slots: vec![None; plan.attributes.len()],
         relevant: false,
         untyped: plan.compounds.iter().any(|c| c.tag.is_none()),
+        counts: [0; 4],
+        collected: 0,
+        failed: None,
     };
-    let mut i = 0;
-    let mut text_from = i;
-    while let Some(at) = memchr(b'<', &input[i..]) {
-        let lt = i + at;
-        let starts_markup = match input.get(lt + 1) {
-            Some(b'!' | b'?' | b'/') => true,
-            Some(c) => c.is_ascii_alphabetic(),
-            None => false,
-        };
-        if !starts_markup {
-            // A `<` that starts nothing is text.
-            i = lt + 1;
-            continue;
+    let walked = w.run(budget);
+    match (walked, w.failed) {
+        (_, Some(e)) => Err(Stop::Failed(e)),
+        (Ok(()), None) => Ok(w.out),
+        (Err(NeedsDom), None) => Err(Stop::NeedsDom),
+    }
+}
+
+impl Walker<'_, '_> {
+    /// The main loop: tags and the text between them.
+    fn run(&mut self, budget: &Budget) -> Result<(), NeedsDom> {
+        let input = self.input;
+        let w = self;
+        let mut i = 0;
+        let mut text_from = i;
+        let mut tags = 0u32;
+        while let Some(at) = memchr(b'<', &input[i..]) {
+            let lt = i + at;
+            tags = tags.wrapping_add(1);
+            if tags.is_multiple_of(1024)
+                && let Err(e) = budget.check()
+            {
+                return w.fail(e);
+            }
+            let starts_markup = match input.get(lt + 1) {
+                Some(b'!' | b'?' | b'/') => true,
+                Some(c) => c.is_ascii_alphabetic(),
+                None => false,
+            };
+            if !starts_markup {
+                // A `<` that starts nothing is text.
+                i = lt + 1;
+                continue;
+            }
+            w.text(text_from..lt, Context::Text)?;
+            i = match input[lt + 1] {
+                b'!' => text::markup_declaration(input, lt + 2, false),
+                b'?' => text::bogus_comment(input, lt + 1),
+                b'/' => match input.get(lt + 2) {
+                    Some(c) if c.is_ascii_alphabetic() => w.end_tag(lt + 2)?,
+                    Some(b'>') => lt + 3,
+                    Some(_) => text::bogus_comment(input, lt + 2),
+                    // `</` at the very end is text.
+                    None => return Err(NeedsDom),
+                },
+                // A start tag; a raw-text element's content is taken as text there.
+                _ => w.start_tag(lt + 1)?,
+            };
+            text_from = i;
         }
-        w.text(text_from..lt, Context::Text)?;
-        i = match input[lt + 1] {
-            b'!' => text::markup_declaration(input, lt + 2, false),
-            b'?' => text::bogus_comment(input, lt + 1),
-            b'/' => match input.get(lt + 2) {
-                Some(c) if c.is_ascii_alphabetic() => w.end_tag(lt + 2)?,
-                Some(b'>') => lt + 3,
-                Some(_) => text::bogus_comment(input, lt + 2),
-                // `</` at the very end is text.
-                None => return Err(NeedsDom),
-            },
-            // A start tag; a raw-text element's content is taken as text there.
-            _ => w.start_tag(lt + 1)?,
-        };
-        text_from = i;
+        w.text(text_from..input.len(), Context::Text)?;
+        while !w.stack.is_empty() {
+            w.pop();
+        }
+        Ok(())
     }
-    w.text(text_from..input.len(), Context::Text)?;
-    while !w.stack.is_empty() {
-        w.pop();
-    }
-    Ok(w.out)
 }
 
 /// An open element.
 struct Open {
     /// Its lower-case name, in `Walker::names`.
     name: Range<usize>,
-    /// Which compounds it matches.
-    bits: u64,
+    /// The plan's states it holds (see [`Alternative`]).
+    states: u128,
+    /// The states it and its ancestors hold.
+    below: u128,
     /// Where its hits start in `Walker::open_hits`.
     hits_from: usize,
     /// Whether its text is being collected (the top of `Walker::texts`).
@@ -185,9 +220,33 @@ struct Walker<'p, 'i> {
     relevant: bool,
     /// Some compound names no element (`.x`, `[href]`): every tag could match.
     untyped: bool,
+    /// How many `p`, `a`, `nobr` and `button` elements are open (see `counted`).
+    counts: [u32; 4],
+    /// Bytes of text collected so far, over every collecting element.
+    collected: usize,
+    /// The page is past a limit (the walk then stops with `NeedsDom` to unwind).
+    failed: Option<ExtractError>,
+}
+
+/// The slot in `Walker::counts` of the elements whose presence on the stack the walk asks
+/// about, so that asking does not look down the stack (which grew quadratic with depth).
+fn counted(name: &[u8]) -> Option<usize> {
+    match name {
+        b"p" => Some(0),
+        b"a" => Some(1),
+        b"nobr" => Some(2),
+        b"button" => Some(3),
+        _ => None,
+    }
 }
 
 impl<'i> Walker<'_, 'i> {
+    /// Records why the page fails, and unwinds the walk.
+    fn fail<T>(&mut self, error: ExtractError) -> Result<T, NeedsDom> {
+        self.failed.get_or_insert(error);
+        Err(NeedsDom)
+    }
+
     /// A start tag whose name begins at `from`; returns where reading goes on.
     fn start_tag(&mut self, from: usize) -> Result<usize, NeedsDom> {
         let input = self.input;
@@ -314,10 +373,18 @@ impl<'i> Walker<'_, 'i> {
         self.next_element += 1;
         let hits_from = self.open_hits.len();
         let mut wants_text = false;
+        let (parent, above) = self.stack.last().map_or((0, 0), |open| (open.states, open.below));
+        let mut states = 0u128;
         // A target matches only where its subject compound does.
         let targets = if bits == 0 { &[][..] } else { &self.plan.targets[..] };
         for (t, target) in targets.iter().enumerate() {
-            if !target.alternatives.iter().any(|alt| matches(alt, bits, &self.stack)) {
+            let mut subject = false;
+            for alternative in &target.alternatives {
+                let (matched, held) = alternative.step(bits, parent, above);
+                subject |= matched;
+                states |= held;
+            }
+            if !subject {
                 continue;
             }
             let value = match &target.want {
@@ -339,6 +406,12 @@ impl<'i> Walker<'_, 'i> {
         if name == b"form" {
             self.form_open = true;
         }
+        if self.stack.len() >= MAX_DEPTH {
+            return self.fail(ExtractError::TooDeep { limit: MAX_DEPTH });
+        }
+        if let Some(slot) = counted(name) {
+            self.counts[slot] += 1;
+        }
         let start = self.names.len();
         self.names.extend_from_slice(name);
         if wants_text {
@@ -346,7 +419,8 @@ impl<'i> Walker<'_, 'i> {
         }
         self.stack.push(Open {
             name: start..self.names.len(),
-            bits,
+            states,
+            below: above | states,
             hits_from,
             collects: wants_text,
             implied,
@@ -368,7 +442,7 @@ impl<'i> Walker<'_, 'i> {
             }
             _ => return Ok(at),
         };
-        self.raw(at..content_end);
+        self.raw(at..content_end)?;
         Ok(content_end)
     }
 
@@ -410,6 +484,9 @@ impl<'i> Walker<'_, 'i> {
 
     fn pop(&mut self) {
         let Some(open) = self.stack.pop() else { return };
+        if let Some(slot) = counted(&self.names[open.name.clone()]) {
+            self.counts[slot] -= 1;
+        }
         self.names.truncate(open.name.start);
         let text = if open.collects { self.texts.pop().unwrap_or_default() } else { String::new() };
         self.close_hits(open.hits_from, text);
@@ -440,21 +517,29 @@ impl<'i> Walker<'_, 'i> {
             return Ok(());
         }
         let decoded = decoded(self.page, range, context)?;
-        for text in &mut self.texts {
-            text.push_str(&decoded);
-        }
-        Ok(())
+        self.collect(&decoded)
     }
 
     /// Raw text (no references) for every element collecting.
-    fn raw(&mut self, range: Range<usize>) {
+    fn raw(&mut self, range: Range<usize>) -> Result<(), NeedsDom> {
         if self.texts.is_empty() || range.is_empty() {
-            return;
+            return Ok(());
         }
-        let raw = self.page.get(range).unwrap_or_default();
-        for text in &mut self.texts {
-            text.push_str(raw);
+        let page = self.page;
+        self.collect(page.get(range).unwrap_or_default())
+    }
+
+    /// Adds `text` to every element collecting, within [`MAX_VALUE_BYTES`] in all: each of
+    /// them holds it, so nested matches multiply what a page's text costs.
+    fn collect(&mut self, text: &str) -> Result<(), NeedsDom> {
+        self.collected = self.collected.saturating_add(text.len().saturating_mul(self.texts.len()));
+        if self.collected > MAX_VALUE_BYTES {
+            return self.fail(ExtractError::TooLarge { limit: MAX_VALUE_BYTES });
         }
+        for collecting in &mut self.texts {
+            collecting.push_str(text);
+        }
+        Ok(())
     }
 
     /// The current tag's value of `attr`, decoded; `None` when it has no such attribute.
@@ -522,7 +607,10 @@ impl<'i> Walker<'_, 'i> {
     }
 
     fn is_open(&self, name: &[u8]) -> bool {
-        self.stack.iter().any(|open| self.names[open.name.clone()] == *name)
+        match counted(name) {
+            Some(slot) => self.counts[slot] > 0,
+            None => self.stack.iter().any(|open| self.names[open.name.clone()] == *name),
+        }
     }
 
     fn top_is(&self, test: impl Fn(&[u8]) -> bool) -> bool {
@@ -561,23 +649,4 @@ fn decoded(page: &str, range: Range<usize>, context: Context) -> Result<Cow<'_, 
     let mut out = String::with_capacity(raw.len());
     entities::decode_exact(&raw, context, &mut out).map_err(|_| NeedsDom)?;
     Ok(Cow::Owned(out))
-}
-
-/// Whether the alternative `parts` holds for an element with match set `bits` under
-/// `ancestors` (outermost first).
-fn matches(parts: &[(usize, Combinator)], bits: u64, ancestors: &[Open]) -> bool {
-    let Some((&(subject, combinator), rest)) = parts.split_last() else { return false };
-    bits & (1 << subject) != 0 && matches_up(rest, combinator, ancestors)
-}
-
-/// Whether `parts` (the compounds left of a matched one, joined to it by `combinator`) hold
-/// among `ancestors`, trying every ancestor a descendant combinator allows.
-fn matches_up(parts: &[(usize, Combinator)], combinator: Combinator, ancestors: &[Open]) -> bool {
-    let Some((&(compound, next), rest)) = parts.split_last() else { return true };
-    let holds =
-        |at: usize| ancestors[at].bits & (1 << compound) != 0 && matches_up(rest, next, &ancestors[..at]);
-    match combinator {
-        Combinator::Child => ancestors.len().checked_sub(1).is_some_and(holds),
-        Combinator::Descendant => (0..ancestors.len()).rev().any(holds),
-    }
 }
