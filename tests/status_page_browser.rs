@@ -2,25 +2,20 @@
 //! test command installs): it shows the running crawl, looks like a page (a screenshot), and
 //! its Pause and Resume buttons steer the crawl.
 
+#[path = "common/browser.rs"]
+mod browser;
 mod common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use browser::js;
+use chromiumoxide::Page;
 use chromiumoxide::page::ScreenshotParams;
-use chromiumoxide::{Browser, BrowserConfig, Page};
-use common::Watched;
-use futures_util::StreamExt;
+use common::{Watched, wait_for_state};
 
 async fn call(addr: SocketAddr, method: &str, path: &str) -> String {
     common::control_call(addr, method, path).await.1
-}
-
-/// The crawl's state as the API says it.
-async fn state(addr: SocketAddr) -> String {
-    let body = call(addr, "GET", "/api/status").await;
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-    v["state"].as_str().unwrap_or_default().to_string()
 }
 
 /// The text of the element with `id`.
@@ -34,11 +29,6 @@ const CHART_DRAWN: &str = "(() => { const c = document.getElementById('chart'); 
     const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; \
     for (let i = 3; i < d.length; i += 4) if (d[i]) return true; return false; })()";
 
-/// What a script evaluates to in the page (the type's default when it fails).
-async fn js<T: serde::de::DeserializeOwned + Default>(page: &Page, script: &str) -> T {
-    page.evaluate(script).await.ok().and_then(|v| v.into_value::<T>().ok()).unwrap_or_default()
-}
-
 /// Waits (at most `limit`, looking every 50 ms) until `cond` holds of the element `id`'s text.
 async fn wait_for_text(page: &Page, id: &str, limit: Duration, cond: impl Fn(&str) -> bool) -> String {
     let start = std::time::Instant::now();
@@ -48,15 +38,6 @@ async fn wait_for_text(page: &Page, id: &str, limit: Duration, cond: impl Fn(&st
             return t;
         }
         assert!(start.elapsed() < limit, "#{id} still says {t:?} after {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Waits until the API says `want`.
-async fn wait_for_state(addr: SocketAddr, want: &str) {
-    let start = std::time::Instant::now();
-    while state(addr).await != want {
-        assert!(start.elapsed() < Duration::from_secs(10), "the crawl never became {want}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -83,19 +64,8 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
     let crawl = Watched::spawn(dir.path(), &args);
     let addr = crawl.control_addr().await;
 
-    let exe = kumo_render::find_browser(None).expect("scripts/test.sh installs chromium-headless-shell");
     let profile = tempfile::tempdir().unwrap();
-    let config = BrowserConfig::builder()
-        .chrome_executable(exe)
-        .no_sandbox()
-        .user_data_dir(profile.path())
-        .window_size(1200, 900)
-        // kumo's own flags (its `--headless` is chromiumoxide's already).
-        .args(kumo_render::FLAGS.iter().copied().filter(|f| *f != "--headless"))
-        .build()
-        .unwrap();
-    let (mut browser, mut handler) = Browser::launch(config).await.expect("the browser starts");
-    let driver = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let (browser, driver) = browser::launch(profile.path()).await;
 
     let page = browser.new_page(format!("http://{addr}/")).await.expect("the status page opens");
     wait_for_text(&page, "state", Duration::from_secs(10), |s| s == "running").await;
@@ -133,7 +103,5 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
     call(addr, "POST", "/api/stop").await;
     let (status, err) = crawl.finish().await;
     assert_eq!(status.code(), Some(3), "stopped through the API: {err}");
-    browser.close().await.unwrap();
-    browser.wait().await.unwrap();
-    driver.abort();
+    browser::close(browser, driver).await;
 }

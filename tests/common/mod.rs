@@ -110,8 +110,28 @@ pub struct Watched {
 
 impl Watched {
     pub fn spawn(cwd: &Path, args: &[&str]) -> Self {
+        Self::watch(spawn_in(cwd, args))
+    }
+
+    /// As [`Watched::spawn`], with at most `files` open files (soft and hard limit, so kumo
+    /// cannot raise it), through `sh -c 'ulimit -n FILES && exec kumo ARGS'`.
+    pub fn spawn_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Self {
+        let child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+            .arg(KUMO)
+            .args(args)
+            .current_dir(cwd)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("sh and kumo start");
+        Self::watch(child)
+    }
+
+    fn watch(mut child: tokio::process::Child) -> Self {
         use tokio::io::AsyncBufReadExt;
-        let mut child = spawn_in(cwd, args);
         let pipe = child.stderr.take().expect("stderr piped");
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let sink = stderr.clone();
@@ -192,14 +212,52 @@ pub fn warc_index(file: &Path, fields: &str) -> Vec<serde_json::Map<String, serd
 
 /// One HTTP/1.1 request to a control server (10 s at most): its status and body.
 pub async fn control_call(addr: std::net::SocketAddr, method: &str, path: &str) -> (u16, String) {
+    control_request(addr, method, path, &[], "").await.expect("the control server answers")
+}
+
+/// One HTTP/1.1 request to a control server with `headers` and `body` (10 s at most): its
+/// status and body, or the error that ended it (a connection closed without an answer is
+/// `UnexpectedEof`).
+pub async fn control_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<(u16, String)> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req =
-        format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
+    let mut s = tokio::net::TcpStream::connect(addr).await?;
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n", body.len());
+    for (name, value) in headers {
+        req.push_str(&format!("{name}: {value}\r\n"));
+    }
+    req.push_str("Connection: close\r\n\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).await?;
     let mut out = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await??;
     let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+    let status = text.split(' ').nth(1).and_then(|c| c.parse().ok());
+    let Some(status) = status else { return Err(std::io::ErrorKind::UnexpectedEof.into()) };
+    Ok((status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()))
+}
+
+/// The crawl's state as a control server's `/api/status` says it (`running`, `paused`, …).
+pub async fn control_state(addr: std::net::SocketAddr) -> String {
+    let body = control_call(addr, "GET", "/api/status").await.1;
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    v["state"].as_str().unwrap_or_default().to_string()
+}
+
+/// Waits (10 s at most, looking every 50 ms) until a control server says the crawl is `want`.
+pub async fn wait_for_state(addr: std::net::SocketAddr, want: &str) {
+    let start = Instant::now();
+    loop {
+        let now = control_state(addr).await;
+        if now == want {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the crawl never became {want}: {now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

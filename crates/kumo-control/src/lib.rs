@@ -9,13 +9,16 @@
 //! [`Pauser`], [`Stopper`] and [`Steer`], which the scheduler reads between its steps.
 //!
 //! Guarded against other web pages (a browser reaches loopback too): the `Host` header must
-//! name the server's own address, control verbs are `POST` only, and no CORS header is sent.
-//! A non-loopback address needs a token, which every request must then carry
-//! (`Authorization: Bearer …`, compared in constant time).
+//! name the server's own address, control verbs are `POST` only and must come from the
+//! server's own origin (`Origin`, `Sec-Fetch-Site`, no form or text body), and no CORS header
+//! is sent. A non-loopback address needs a token, which every request must then carry
+//! (`Authorization: Bearer …`, compared in constant time). Connections are capped and timed
+//! out (see [`serve`]), so the port cannot use up the crawl's file descriptors.
 
 mod auth;
 mod error;
 mod metrics;
+pub mod serve;
 mod server;
 
 use std::sync::Arc;

@@ -58,11 +58,7 @@ impl ControlServer {
             .route("/api/stop", post(stop))
             .layer(middleware::from_fn_with_state(guard, check))
             .with_state(sites);
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::warn!(error = %e, "the control server stopped");
-            }
-        });
+        let task = tokio::spawn(crate::serve::serve(listener, app));
         Ok(ControlServer { addr, task })
     }
 
@@ -86,7 +82,7 @@ async fn check(State(guard): State<Guard>, req: Request, next: Next) -> Response
         .then(|| req.uri().query())
         .flatten()
         .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
-    match guard.check(req.headers(), query_token) {
+    match guard.check(req.method(), req.headers(), query_token) {
         Ok(()) => next.run(req).await,
         Err((status, why)) => (status, why).into_response(),
     }

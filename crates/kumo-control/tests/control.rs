@@ -260,3 +260,36 @@ async fn a_hosts_queue_is_shown_and_failures_go_back_through_the_scheduler() {
     assert_eq!(post(addr, "/api/requeue-failures").await.0, 409);
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_capped_and_timed_out() {
+    use kumo_control::serve::{HEADER_TIMEOUT, MAX_CONNECTIONS};
+    let engine = Engine::new();
+    let cfg = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None };
+    let server = ControlServer::start(cfg, Sites::one("x", Control::of(&engine))).await.unwrap();
+    let addr = server.addr();
+    let opened = Instant::now();
+    let extra = 100;
+    let mut idle = tokio::task::JoinSet::new();
+    for _ in 0..MAX_CONNECTIONS + extra {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        // Sends nothing; reads until the server closes it (bounded well past the timeout).
+        idle.spawn(async move {
+            let mut buf = [0u8; 64];
+            let read = tokio::time::timeout(HEADER_TIMEOUT * 3, s.read(&mut buf)).await;
+            assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "closed by the server, not answered: {read:?}");
+            opened.elapsed()
+        });
+    }
+    let ended: Vec<Duration> = idle.join_all().await;
+    let early = ended.iter().filter(|d| **d < HEADER_TIMEOUT / 2).count();
+    let timed_out = ended.iter().filter(|d| **d >= HEADER_TIMEOUT - Duration::from_secs(1)).count();
+    assert_eq!(
+        (early, timed_out),
+        (extra, MAX_CONNECTIONS),
+        "over the cap: closed at once; the others at the timeout"
+    );
+    // All gone: the server answers again.
+    let (status, page) = get(addr, "/").await;
+    assert_eq!(status, 200, "{page}");
+}

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use kumo_core::{Request, Response, Url};
 use kumo_downloader::Downloader;
 use kumo_frontier::robots::{
-    MAX_ROBOTS_BYTES, RobotsAnswer, RobotsClaim, RobotsRules, RobotsStore, SharedRobots, agent_token,
+    self, MAX_ROBOTS_BYTES, RobotsAnswer, RobotsClaim, RobotsRules, RobotsStore, SharedRobots, agent_token,
     robots_url,
 };
 use serde::Serialize;
@@ -348,10 +348,18 @@ impl RobotsCache {
             (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), Some(404), Some(raw))
         };
         let mut target = url.clone();
+        // Set once a body came over the downloader's cap: the file is asked again for its
+        // first MAX_ROBOTS_BYTES only, which RFC 9309 §2.5 says to parse.
+        let mut ranged = false;
         for _ in 0..=5 {
             self.fetched.fetch_add(1, Ordering::Relaxed);
-            let resp = match dl.fetch(Request::get(target.clone())).await {
+            let resp = match dl.fetch(robots_request(&target, ranged)).await {
                 Ok(resp) => resp,
+                Err(e) if e.is_too_large() && !ranged => {
+                    exchanges.extend(e.partial.map(|p| *p));
+                    ranged = true;
+                    continue;
+                }
                 Err(mut e) => {
                     exchanges.extend(e.partial.take().map(|p| *p));
                     self.unavailable.fetch_add(1, Ordering::Relaxed);
@@ -371,7 +379,7 @@ impl RobotsCache {
                     let answer = RobotsAnswer::from_response(status, &resp.body, &self.agent);
                     let raw = match answer {
                         RobotsAnswer::Rules(_) => {
-                            let body = resp.body[..resp.body.len().min(MAX_ROBOTS_BYTES)].to_vec();
+                            let body = robots::capped(&resp.body).to_vec();
                             Some(SharedRobots { status, body })
                         }
                         RobotsAnswer::Unavailable => {
@@ -386,4 +394,18 @@ impl RobotsCache {
         // Too many redirects: treated like "no robots.txt" (4xx), as RFC 9309 allows.
         allow_all()
     }
+}
+
+/// The request for robots.txt at `url`; `ranged`, for its first [`MAX_ROBOTS_BYTES`] only
+/// (`Range`, on the bytes as stored: no content coding), when the whole was too large.
+fn robots_request(url: &Url, ranged: bool) -> Request {
+    let mut req = Request::get(url.clone());
+    if ranged {
+        let range = format!("bytes=0-{}", MAX_ROBOTS_BYTES - 1);
+        if let Ok(v) = http::HeaderValue::from_str(&range) {
+            req.headers.insert(http::header::RANGE, v);
+        }
+        req.headers.insert(http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity"));
+    }
+    req
 }

@@ -1,14 +1,21 @@
 //! robots.txt rules (RFC 9309) for one origin, as the frontier's politeness needs them.
 //!
-//! What a robots.txt answer means: 2xx → its rules (an unparseable file allows everything);
-//! 4xx → no rules, everything allowed; 5xx or no answer → the site is unavailable, so nothing
-//! is fetched from it until a later try (RFC 9309 §2.3.1.4). The file itself is parsed by
-//! `texting_robots`; this module adds the status rules, the body cap and the crawl-delay cap.
+//! What a robots.txt answer means: 2xx → its rules; 4xx → no rules, everything allowed; 5xx or
+//! no answer → the site is unavailable, so nothing is fetched from it until a later try
+//! (RFC 9309 §2.3.1.4). The file is parsed by [`rules`], our own small parser: a line it does
+//! not understand is skipped alone, never the whole file, and every rule is kept whatever its
+//! pattern (no pattern is "too complex": wildcards are matched greedily, in time linear in the
+//! path and the pattern, not compiled to a regex with a size limit). Of a file longer than
+//! [`MAX_ROBOTS_BYTES`] the first [`MAX_ROBOTS_BYTES`] are parsed, up to their last whole line
+//! (a cut rule could allow more than the whole one), and the rest is ignored (§2.5).
 
 use std::time::Duration;
 
 use kumo_core::Url;
-use texting_robots::Robot;
+
+mod rules;
+
+pub use rules::Robot;
 
 use crate::FAR;
 
@@ -18,7 +25,7 @@ pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 /// The rules of one origin.
 #[derive(Debug)]
 pub enum RobotsRules {
-    /// No robots.txt (4xx), or one that could not be parsed: everything is allowed.
+    /// No robots.txt (4xx): everything is allowed.
     AllowAll,
     /// Parsed rules for our user-agent.
     Rules(Box<Robot>),
@@ -36,24 +43,30 @@ impl RobotsAnswer {
     /// Interprets a final (non-redirect) robots.txt response.
     pub fn from_response(status: u16, body: &[u8], agent: &str) -> RobotsAnswer {
         match status {
-            200..=299 => {
-                let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
-                match Robot::new(agent, body) {
-                    Ok(r) => RobotsAnswer::Rules(RobotsRules::Rules(Box::new(r))),
-                    Err(_) => RobotsAnswer::Rules(RobotsRules::AllowAll),
-                }
-            }
+            200..=299 => RobotsAnswer::Rules(RobotsRules::Rules(Box::new(Robot::new(agent, capped(body))))),
             400..=499 => RobotsAnswer::Rules(RobotsRules::AllowAll),
             _ => RobotsAnswer::Unavailable,
         }
     }
 }
 
+/// The part of a robots.txt body that is parsed: all of it up to [`MAX_ROBOTS_BYTES`]; of a
+/// longer one (or one of exactly that size: a cut one looks so), its first
+/// [`MAX_ROBOTS_BYTES`] up to the last line break in them.
+pub fn capped(body: &[u8]) -> &[u8] {
+    if body.len() < MAX_ROBOTS_BYTES {
+        return body;
+    }
+    let head = &body[..MAX_ROBOTS_BYTES];
+    let end = head.iter().rposition(|&b| matches!(b, b'\n' | b'\r')).map_or(0, |i| i + 1);
+    &head[..end]
+}
+
 impl RobotsRules {
     pub fn allowed(&self, url: &Url) -> bool {
         match self {
             RobotsRules::AllowAll => true,
-            RobotsRules::Rules(r) => r.allowed(url.as_str()),
+            RobotsRules::Rules(r) => r.allowed(&url[url::Position::BeforePath..url::Position::AfterQuery]),
         }
     }
 
@@ -132,6 +145,77 @@ mod tests {
         assert!(!r.allowed(&url("http://h/x")));
         let RobotsAnswer::Rules(r) = RobotsAnswer::from_response(200, txt, "otherbot") else { panic!() };
         assert!(r.allowed(&url("http://h/x")));
+    }
+
+    /// The QA's file (F9): a rule of 40 `*` after a plain one.
+    fn wildcards(n: usize) -> String {
+        format!("/{}$", "*a".repeat(n))
+    }
+
+    fn rules(txt: &[u8]) -> RobotsRules {
+        match RobotsAnswer::from_response(200, txt, "kumo") {
+            RobotsAnswer::Rules(r) => r,
+            RobotsAnswer::Unavailable => panic!("a 200 has rules"),
+        }
+    }
+
+    #[test]
+    fn a_rule_of_many_wildcards_holds_and_voids_nothing() {
+        for n in [30, 40, 45] {
+            let txt = format!("User-agent: *\nDisallow: /private/\nDisallow: {}\n", wildcards(n));
+            let r = rules(txt.as_bytes());
+            assert!(!r.allowed(&url("http://h/private/x")), "{n} wildcards");
+            assert!(r.allowed(&url("http://h/public")), "{n} wildcards");
+            // The wildcard rule applies too: a path ending in `a` with n `a`s before it.
+            let hit = format!("http://h/{}", "xa".repeat(n));
+            assert!(!r.allowed(&url(&hit)), "{n} wildcards: the rule itself holds");
+            let miss = format!("http://h/{}b", "xa".repeat(n));
+            assert!(r.allowed(&url(&miss)), "{n} wildcards: `$` anchors it");
+        }
+    }
+
+    #[test]
+    fn two_hundred_rules_of_two_thousand_wildcards_parse_and_the_plain_rule_holds() {
+        let mut txt = String::from("User-agent: *\nDisallow: /private/\n");
+        for _ in 0..200 {
+            txt.push_str(&format!("Disallow: {}\n", wildcards(2000)));
+        }
+        let r = rules(txt.as_bytes());
+        assert!(!r.allowed(&url("http://h/private/x")));
+        assert!(r.allowed(&url("http://h/public")));
+        let long = format!("http://h/{}", "a".repeat(1999));
+        assert!(r.allowed(&url(&long)), "1999 `a`s cannot fill 2000 wildcards");
+        let long = format!("http://h/{}", "a".repeat(2000));
+        assert!(!r.allowed(&url(&long)));
+    }
+
+    #[test]
+    fn a_long_path_against_many_wildcards_is_decided() {
+        // Backtracking would take exponential time here; the greedy matcher scans once.
+        let txt = format!("User-agent: *\nDisallow: /{}b$\n", "*a".repeat(5000));
+        let r = rules(txt.as_bytes());
+        let path = format!("http://h/{}", "a".repeat(8000));
+        assert!(r.allowed(&url(&path)));
+        assert!(!r.allowed(&url(&format!("{path}b"))));
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_read_up_to_it() {
+        let mut txt = String::from("User-agent: *\nDisallow: /private/\n");
+        while txt.len() < 2 * MAX_ROBOTS_BYTES {
+            txt.push_str("# filler filler filler filler filler filler filler filler filler\n");
+        }
+        txt.push_str("Disallow: /beyond/\n");
+        let r = rules(txt.as_bytes());
+        assert!(!r.allowed(&url("http://h/private/x")), "the early rules hold");
+        assert!(r.allowed(&url("http://h/beyond/x")), "past the cap is ignored");
+        // A rule cut by the cap is dropped, not read as a shorter one.
+        let mut txt = "User-agent: *\nDisallow: /a\n".to_string();
+        txt.push_str(&"#".repeat(MAX_ROBOTS_BYTES - txt.len() - "\nAllow: /a".len()));
+        txt.push_str("\nAllow: /abc\n");
+        assert_eq!(capped(txt.as_bytes()).len(), MAX_ROBOTS_BYTES - "Allow: /a".len());
+        assert!(!rules(txt.as_bytes()).allowed(&url("http://h/a/x")), "not `Allow: /a`");
+        assert_eq!(capped(b"short"), b"short");
     }
 
     #[test]

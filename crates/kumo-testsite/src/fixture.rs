@@ -13,7 +13,8 @@ use crate::body::Body;
 ///
 /// A fixture answers every method, so it can also stand in for a form endpoint. A `200` with
 /// an `ETag` or `Last-Modified` header answers a conditional request that names it with
-/// `304 Not Modified`.
+/// `304 Not Modified`, and a `Range: bytes=A-B` request (one range) with `206` and that part,
+/// unless it trickles or resets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fixture {
     /// The status code, e.g. `200` or `503`.
@@ -156,6 +157,21 @@ impl Prepared {
             resp.headers_mut().remove(http::header::CONTENT_LENGTH);
             return resp;
         }
+        if self.status == StatusCode::OK
+            && self.chunk_size == 0
+            && self.reset_after.is_none()
+            && let Some((from, to)) = byte_range(&req.headers, self.body.len())
+        {
+            let mut resp = Response::new(Body::full(self.body.slice(from..=to)));
+            *resp.status_mut() = StatusCode::PARTIAL_CONTENT;
+            *resp.headers_mut() = self.headers.clone();
+            resp.headers_mut().remove(http::header::CONTENT_LENGTH);
+            let range = format!("bytes {from}-{to}/{}", self.body.len());
+            if let Ok(v) = HeaderValue::from_str(&range) {
+                resp.headers_mut().insert(http::header::CONTENT_RANGE, v);
+            }
+            return resp;
+        }
         self.respond()
     }
 
@@ -191,6 +207,17 @@ pub(crate) fn not_modified(asked: &HeaderMap, etag: Option<&[u8]>, last_modified
     }
 }
 
+/// The first and last byte `Range: bytes=A-B` (or `A-`) asks for of a body of `len` bytes,
+/// when it is one range that fits.
+fn byte_range(asked: &HeaderMap, len: usize) -> Option<(usize, usize)> {
+    let spec = asked.get(http::header::RANGE)?.to_str().ok()?.strip_prefix("bytes=")?;
+    let (from, to) = spec.trim().split_once('-')?;
+    let from: usize = from.parse().ok()?;
+    let to =
+        if to.is_empty() { len.checked_sub(1)? } else { to.parse::<usize>().ok()?.min(len.checked_sub(1)?) };
+    (from <= to).then_some((from, to))
+}
+
 /// A small HTML response for the server's own errors (404, 403, 405).
 pub(crate) fn error_page(status: StatusCode) -> Response<Body> {
     let body: &'static [u8] = match status {
@@ -221,5 +248,27 @@ pub(crate) fn redirect(status: StatusCode, location: &str) -> Response<Body> {
         }
         // The location is built from the request's own path, so this cannot really happen.
         Err(_) => error_page(StatusCode::NOT_FOUND),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(range: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(http::header::RANGE, HeaderValue::from_str(range).unwrap());
+        h
+    }
+
+    #[test]
+    fn one_byte_range_that_fits_is_served() {
+        assert_eq!(byte_range(&asked("bytes=0-9"), 100), Some((0, 9)));
+        assert_eq!(byte_range(&asked("bytes=90-"), 100), Some((90, 99)));
+        assert_eq!(byte_range(&asked("bytes=0-999"), 100), Some((0, 99)), "cut at the end");
+        assert_eq!(byte_range(&asked("bytes=100-"), 100), None);
+        assert_eq!(byte_range(&asked("bytes=0-1,5-6"), 100), None, "one range only");
+        assert_eq!(byte_range(&asked("items=0-1"), 100), None);
+        assert_eq!(byte_range(&HeaderMap::new(), 100), None);
     }
 }
