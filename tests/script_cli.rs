@@ -297,3 +297,105 @@ async fn parse_shows_what_the_hooks_made_of_a_page() {
         "{text}"
     );
 }
+
+/// A few hundred XPath and CSS expressions of growing depth and random shape (nested
+/// parentheses, predicates, `not(`, `:not(`, `:is(`, and token soup), queried by `extract` on
+/// the pages of a crawl (four a page, the first one's error failing the page). Nesting once
+/// overflowed the parser's stack and aborted the process, at every resume again. Now a bad
+/// expression fails its page, which goes on the failure list with the reason, and the crawl
+/// ends normally: every page is written or listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_deep_and_random_queries_fail_pages_never_the_process() {
+    let site = kumo_testsite::SiteConfig { pages: 300, ..Default::default() };
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let exprs = generated_queries(300);
+    let rules = format!(
+        r#"const QUERIES = {};
+function extract(page) {{
+  let h = 0;
+  for (let i = 0; i < page.url.length; i++) h = (h * 31 + page.url.charCodeAt(i)) >>> 0;
+  const failed = [];
+  let found = 0;
+  // The first query's error fails the page; the others' are caught and counted.
+  const query = ([kind, q]) => (kind === "css" ? page.css(q) : page.xpath(q)).length;
+  found += query(QUERIES[h % QUERIES.length]);
+  for (let k = 1; k < 4; k++) {{
+    try {{ found += query(QUERIES[(h + k * 37) % QUERIES.length]); }}
+    catch (e) {{ failed.push(String(e).slice(0, 80)); }}
+  }}
+  return [{{ url: page.url, found, failed }}];
+}}"#,
+        serde_json::to_string(&exprs).unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spider = format!(
+        "[[site]]\nname = \"fuzz\"\nseeds = [\"{}\"]\ntargets = ['.']\noutput = {{ jsonl = \"items.jsonl\" }}\n\
+         script = {{ file = \"rules.js\", call_ms = 1000 }}\n",
+        server.url("/index.html")
+    );
+    std::fs::write(dir.path().join("fuzz.toml"), spider).unwrap();
+    std::fs::write(dir.path().join("rules.js"), rules).unwrap();
+    let crawl = ["crawl", "fuzz.toml", "--no-progress", "--state", "st", "--failure-threshold", "100"];
+    if let Ok(keep) = std::env::var("KUMO_KEEP_FUZZ") {
+        let _ = std::fs::remove_dir_all(&keep);
+        std::fs::create_dir_all(&keep).unwrap();
+        for f in ["fuzz.toml", "rules.js"] {
+            std::fs::copy(dir.path().join(f), std::path::Path::new(&keep).join(f)).unwrap();
+        }
+    }
+    let out = common::kumo_in(dir.path(), &crawl).await;
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "exit {:?}: {err}", out.status);
+    let items = std::fs::read_to_string(dir.path().join("items.jsonl")).unwrap();
+    let written: std::collections::BTreeSet<String> = items
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["url"].as_str().unwrap().to_owned())
+        .collect();
+    let out = common::kumo_in(dir.path(), &["failures", "list", "--state", "st/fuzz", "--json"]).await;
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let failures: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!failures.is_empty() && !written.is_empty(), "some queries fail, others answer: {err}");
+    for f in &failures {
+        assert_eq!(f["kind"], "script", "{f}");
+        assert!(!written.contains(f["url"].as_str().unwrap()), "a failed page wrote nothing: {f}");
+    }
+    let pages: u64 = err
+        .lines()
+        .find_map(|l| l.split(" pages (").next()?.rsplit(": ").next()?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the summary counts pages: {err}"));
+    assert_eq!(written.len() + failures.len(), pages as usize, "every page written or listed: {err}");
+}
+
+/// `n` queries, `[kind, text]`: nestings of every kind at depths growing to 20 000, then
+/// token soup of growing length; deterministic.
+fn generated_queries(n: usize) -> Vec<(&'static str, String)> {
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |m: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % m as u64) as usize
+    };
+    let nest = |open: &str, inner: &str, close: &str, d: usize| {
+        format!("{}{inner}{}", open.repeat(d), close.repeat(d))
+    };
+    let soup = [
+        "(", ")", "[", "]", "//", "a", "@href", "*", "|", "not(", ":", ".x", "#y", ">", "+", "~", "'", ",",
+        "1",
+    ];
+    let mut out = Vec::new();
+    for d in [1, 2, 5, 10, 20, 40, 60, 100, 300, 1_000, 5_000, 20_000] {
+        out.push(("xpath", nest("(", "//a", ")", d)));
+        out.push(("xpath", format!("//a{}", nest("[", "1", "]", d))));
+        out.push(("xpath", format!("//a[{}]", nest("not(", "@x", ")", d))));
+        out.push(("css", format!("a{}", nest(":not(", ".x", ")", d))));
+        out.push(("css", nest(":is(", "a", ")", d)));
+        out.push(("css", format!("div{}", " > div".repeat(d))));
+    }
+    while out.len() < n {
+        let len = 1 + next(out.len() * 4);
+        let text: String = (0..len).map(|_| soup[next(soup.len())]).collect();
+        out.push(if next(2) == 0 { ("css", text) } else { ("xpath", text) });
+    }
+    out
+}

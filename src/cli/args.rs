@@ -103,6 +103,8 @@ pub struct RunArgs {
     /// Replaces `{base}` in the files' seeds.
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,
+    #[command(flatten)]
+    pub script: super::script_args::ScriptArgs,
     /// Also trust the certificate authorities in this PEM file, beside the system's.
     #[arg(long = "ca-file", value_name = "FILE")]
     pub ca_files: Vec<PathBuf>,
@@ -352,16 +354,16 @@ pub struct CrawlArgs {
     #[arg(long = "deny", value_name = "PATTERN")]
     pub deny: Vec<String>,
     /// Requests in flight at once, all hosts together.
-    #[arg(short = 'c', long, default_value_t = 32, value_name = "N")]
+    #[arg(short = 'c', long, default_value_t = 32, value_name = "N", value_parser = super::bounds::concurrency)]
     pub concurrency: usize,
     /// Requests in flight at once to one host.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub per_host: u32,
     /// Least time between two requests to one host, in milliseconds.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
+    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = super::bounds::delay_ms)]
     pub delay_ms: u64,
     /// A random extra of up to this many milliseconds on each delay.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
+    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = super::bounds::delay_ms)]
     pub random_delay_ms: u64,
     /// At most MAX requests per PERIOD to each host, e.g. 10/s, 100/min, 1000/h (repeatable:
     /// every window holds at once).
@@ -409,9 +411,10 @@ pub struct CrawlArgs {
     /// De-duplicate by URL and source page (Spiderman's non-strict mode).
     #[arg(long)]
     pub non_strict: bool,
-    /// Send requests through this proxy (http://, https:// or socks5://). Repeat for several:
-    /// each gets its own downloader, and each request goes to the least loaded, least failing.
-    #[arg(long = "proxy", value_name = "URL")]
+    /// Send requests through this proxy (http://, https://, socks5:// or socks5h://; any other
+    /// scheme is refused). Repeat for several: each gets its own downloader, and each request
+    /// goes to the least loaded, least failing.
+    #[arg(long = "proxy", value_name = "URL", value_parser = super::bounds::proxy)]
     pub proxies: Vec<String>,
     /// The User-Agent header; repeat to rotate through several.
     #[arg(long = "user-agent", value_name = "UA")]
@@ -514,6 +517,8 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "URL")]
     pub seed_base: Option<String>,
     #[command(flatten)]
+    pub script: super::script_args::ScriptArgs,
+    #[command(flatten)]
     pub state: StateArgs,
     /// The options given on the command line (long names), for the checks that depend on
     /// what was asked for rather than on values: a spider file takes only a few.
@@ -575,7 +580,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20)]
     pub links: usize,
     /// Requests in flight at once.
-    #[arg(short = 'c', long, default_value_t = 64)]
+    #[arg(short = 'c', long, default_value_t = 64, value_parser = super::bounds::concurrency)]
     pub concurrency: usize,
     /// Requests in flight at once to the site (the same default as `kumo crawl`).
     #[arg(long, default_value_t = 8)]

@@ -56,14 +56,6 @@ pub(super) fn cpu_secs() -> Option<f64> {
     Cpu::of("self").map(|c| c.total())
 }
 
-/// Peak resident memory of this process, in bytes.
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// An in-memory frontier for `cfg`, and a sink that serializes page records as a real crawl
 /// does, then throws them away.
 pub(super) fn in_memory(cfg: &CrawlConfig) -> (Arc<MemoryFrontier>, JsonLinesSink) {
@@ -185,7 +177,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     }
 
     let pages = summary.pages.max(1) as f64;
-    let peak = peak_rss().unwrap_or(0);
+    let peak = kumo_engine::peak_memory().unwrap_or(0);
     println!("state:        {}", if durable { "embedded store (durable)" } else { "in memory" });
     println!("pages:        {}", summary.pages);
     println!("elapsed:      {:.2} s", summary.elapsed_secs);

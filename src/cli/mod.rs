@@ -19,6 +19,7 @@ mod bench_pairs;
 mod bench_render;
 mod bench_script;
 mod bench_warc;
+mod bounds;
 mod crawl;
 mod demo;
 mod failures_cmd;
@@ -37,6 +38,7 @@ mod render;
 mod revisit_args;
 mod run_cmd;
 mod schedule_cmd;
+mod script_args;
 mod shell;
 mod spider;
 mod state;
@@ -70,6 +72,12 @@ where
 pub fn main() -> ExitCode {
     let cli = parse(std::env::args_os()).unwrap_or_else(|e| e.exit());
     logging::init(cli.verbose, cli.quiet, cli.log_format);
+    // Sockets, the store's files and the control port's connections all take descriptors; the
+    // usual soft limit of 1024 is a fraction of what the system allows the process.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => tracing::debug!("open files: up to {n}"),
+        Err(e) => tracing::debug!("open files: the limit stays ({e})"),
+    }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = cli.threads {
         builder.worker_threads(usize::from(n));

@@ -30,7 +30,8 @@ pub struct DownloaderConfig {
     /// the downloaders of a crawl, over the crawl's cookie storage). `None`: the downloader
     /// makes its own, in memory.
     pub cookie_jar: Option<Arc<CookieJar>>,
-    /// Send every request through this proxy (`http://`, `https://` or `socks5://` URL).
+    /// Send every request through this proxy (one of [`crate::PROXY_SCHEMES`]; others are
+    /// refused when the downloader is built).
     /// Without one, requests go direct (proxy environment variables are not read).
     pub proxy: Option<String>,
     /// Root certificates trusted beside the system's (a private certificate authority).

@@ -36,7 +36,7 @@ impl Downloader {
         let mut builder = reqwest::Client::builder();
         match &cfg.proxy {
             Some(p) => {
-                let url = url::Url::parse(p).map_err(|e| BuildError(format!("proxy {p:?}: {e}")))?;
+                let url = crate::check_proxy(p).map_err(|e| BuildError(e.to_string()))?;
                 if let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) {
                     id = id.with_addr(format!("{host}:{port}"));
                 }

@@ -12,6 +12,7 @@ mod cookies;
 mod decode;
 mod error;
 mod fetch;
+mod proxy;
 mod render;
 mod user_agent;
 
@@ -20,5 +21,6 @@ pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
 pub use cookies::CookieJar;
 pub use error::{BuildError, FetchError};
 pub use fetch::Downloader;
+pub use proxy::{PROXY_SCHEMES, ProxyError, check_proxy};
 pub use render::{Block, IDLE_QUIET, RENDERED_HEADER, RenderConfig, Renderer, Wait};
 pub use user_agent::UserAgent;

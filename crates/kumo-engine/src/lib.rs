@@ -55,5 +55,5 @@ pub use revisit::{Adaptive, RevisitPolicy, RevisitRule, Visit};
 pub use robots::{RobotsConfig, RobotsStats};
 pub use status::{Status, StatusCell, TransitionError, check_transition};
 pub use steer::{Steer, SteerError};
-pub use summary::{Changes, Modules, Progress, StopCause, Summary};
+pub use summary::{Changes, Modules, Progress, StopCause, Summary, peak_memory};
 pub use throttle::AutoThrottle;

@@ -208,7 +208,10 @@ pub(crate) async fn run(
     let concurrency = cfg.concurrency;
     let parsers = parts.analyzer_modules.len();
 
-    let (lease_tx, lease_rx) = async_channel::bounded::<Lease>(concurrency);
+    // Unbounded only in type: the loop below never has more than `concurrency` leases out.
+    // A bounded channel would allocate all `concurrency` slots up front (`-c 1000000` took
+    // gigabytes for a 20-page crawl); this one grows with use.
+    let (lease_tx, lease_rx) = async_channel::unbounded::<Lease>();
     let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
     let (result_tx, mut result_rx) = mpsc::channel::<PageResult>(concurrency * 2);
     let (item_tx, item_rx) = mpsc::channel::<ItemBatch>(256);
@@ -220,12 +223,16 @@ pub(crate) async fn run(
         registrar: parts.registrar.clone(),
         robots: parts.robots.clone(),
     });
-    for _ in 0..concurrency {
-        let t =
-            stages::download_task(download.clone(), lease_rx.clone(), fetched_tx.clone(), result_tx.clone());
-        workers.spawn(t);
-    }
-    drop((lease_rx, fetched_tx));
+    // Download tasks are started as leases go out, up to the most in flight at once, not
+    // `concurrency` of them at the start: memory follows use, not the limit.
+    let mut downloaders = 0usize;
+    let spawn_downloader = {
+        let (leases, fetched, results) = (lease_rx, fetched_tx, result_tx.clone());
+        move |workers: &mut JoinSet<()>| {
+            let t = stages::download_task(download.clone(), leases.clone(), fetched.clone(), results.clone());
+            workers.spawn(t);
+        }
+    };
     let parse = Arc::new(ParseStage {
         cfg: cfg.clone(),
         scope: parts.scope.clone(),
@@ -347,7 +354,10 @@ pub(crate) async fn run(
                 Ok(leases) => {
                     for l in leases {
                         in_flight += 1;
-                        // Cannot block: the channel holds `concurrency` and fewer are out.
+                        if downloaders < in_flight {
+                            spawn_downloader(&mut workers);
+                            downloaders += 1;
+                        }
                         if lease_tx.send(l).await.is_err() {
                             break;
                         }
@@ -471,7 +481,9 @@ pub(crate) async fn run(
     }
     committer.finish(parts, &mut tally).await;
     parts.status.set(Status::Stopping);
-    drop(lease_tx);
+    // The spawner holds the channels' ends too: without it and the lease sender, the stages
+    // see their inputs close and end.
+    drop((spawn_downloader, lease_tx));
     if cause == Some(StopCause::StoppedNow) {
         // In-flight leases are abandoned here; a persistent frontier hands them out again.
         workers.abort_all();
@@ -532,6 +544,7 @@ pub(crate) async fn run(
     summary.stop_error = stop_error;
     summary.items_unwritten = written.unwritten;
     summary.warc_bytes = warc_bytes;
+    summary.peak_memory_bytes = crate::summary::peak_memory().unwrap_or(0);
     summary.modules.pipelines = vec![pipeline_summary];
     cfg.listeners.finish(&summary);
     summary
@@ -593,6 +606,7 @@ fn summary_of(
         commit_latency: tally.commit_latency.clone(),
         politeness_wait_secs: tally.politeness_wait.as_secs_f64(),
         warc_bytes: 0,
+        peak_memory_bytes: 0,
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

@@ -133,7 +133,18 @@ pub struct Summary {
     pub politeness_wait_secs: f64,
     /// Bytes this run wrote to WARC files (`--warc`), after compression.
     pub warc_bytes: u64,
+    /// The process's peak resident memory when the run ended, in bytes (0 where the system
+    /// does not say: Linux's `/proc` does).
+    pub peak_memory_bytes: u64,
     pub modules: Modules,
+}
+
+/// This process's peak resident memory so far, in bytes, where the system tells it (Linux).
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Pages by how they compare with the crawl's last fetch of them, this run.

@@ -218,7 +218,8 @@ impl EmbeddedStore {
     ) -> Result<Vec<Entry>, FrontierError> {
         let from = keys::queue(host_id(host), prio, after.saturating_add(1));
         let to = keys::queue(host_id(host), prio, u64::MAX);
-        let mut out = Vec::with_capacity(max);
+        // `max` follows `-c`; what is spilled may be far less.
+        let mut out = Vec::with_capacity(max.min(256));
         for kv in sp.queue.range(&from, &to).take(max) {
             let (k, v) = kv.map_err(db)?;
             let (_, _, seq) =

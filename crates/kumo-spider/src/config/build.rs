@@ -156,15 +156,8 @@ fn limit_rule(
         rule = rule.with_header(name, value);
     }
     for (i, p) in raw.proxies.iter().enumerate() {
-        let ok = url::Url::parse(p.get_ref()).is_ok_and(|u| {
-            matches!(u.scheme(), "http" | "https" | "socks5" | "socks5h") && u.host_str().is_some()
-        });
-        if !ok {
-            return Err(lines.error(
-                p.span().start,
-                format!("{at}.proxies[{i}]"),
-                format!("{:?} is not an http://, https:// or socks5:// proxy URL", p.get_ref()),
-            ));
+        if let Err(e) = kumo_downloader::check_proxy(p.get_ref()) {
+            return Err(lines.error(p.span().start, format!("{at}.proxies[{i}]"), e.to_string()));
         }
         rule = rule.with_proxy(p.get_ref());
     }
@@ -200,6 +193,7 @@ pub(super) fn site(
     lines: &Lines,
     raw: Spanned<RawSite>,
     base: Option<&str>,
+    ceiling: &kumo_script::Ceiling,
 ) -> Result<SiteSpec, SpiderConfigError> {
     let site_at = raw.span().start;
     let raw = raw.into_inner();
@@ -262,7 +256,7 @@ pub(super) fn site(
         processors.push((None, p.get_ref().clone()));
     }
 
-    let script = raw.script.map(|s| super::script::script(lines, &here("script"), s)).transpose()?;
+    let script = raw.script.map(|s| super::script::script(lines, &here("script"), s, ceiling)).transpose()?;
     let spider = ConfigSpider {
         name: name.clone(),
         targets: rules(lines, &here("targets"), &raw.targets)?,
