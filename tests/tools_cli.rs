@@ -130,7 +130,7 @@ async fn parse_report_agrees_with_the_analyzer() {
     use kumo_engine::Analyzer;
     let server = quotes_site().await;
     let base = server.base_url();
-    let opts = kumo_spider::LoadOptions { base: Some(base.clone()) };
+    let opts = kumo_spider::LoadOptions { base: Some(base.clone()), ..Default::default() };
     let file = kumo_spider::SpiderFile::load(&root().join("examples/quotes.toml"), &opts).unwrap();
     let spider = &file.sites[0].spider;
     let downloader = kumo_downloader::Downloader::new(0, Default::default()).unwrap();

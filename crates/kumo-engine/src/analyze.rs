@@ -5,7 +5,7 @@
 //! The engine itself turns redirects into requests and applies scope, so analyzers only say
 //! what they found.
 
-use kumo_core::{Item, Request, Response};
+use kumo_core::{ErrorKind, Item, Request, Response};
 
 /// What an analyzer found in one response.
 #[derive(Debug, Default)]
@@ -110,4 +110,32 @@ pub fn page_record(resp: &Response, title: Option<String>) -> Item {
         item.insert("rendered", true);
     }
     item
+}
+
+/// Why a page failed, if it did: a redirect that cannot be followed; else a failed script
+/// call (`message`, calls failed on the page); else a limit of model extraction. A page a
+/// hook or the models failed on loses its items, made without the hook's answer or a
+/// model's (the failure list keeps the page, to be asked again once fixed); its links go on
+/// as any failed page's do.
+pub(crate) fn page_failure(
+    redirect: Option<String>,
+    script: Option<(String, usize)>,
+    extract: Option<String>,
+    items: &mut Vec<Item>,
+) -> Option<(ErrorKind, String)> {
+    match (redirect, script) {
+        (Some(message), _) => Some((ErrorKind::BadRedirect, message)),
+        (None, Some((message, calls))) => {
+            items.clear();
+            let more = match calls {
+                1 => String::new(),
+                n => format!(" (and {} more failed calls on the page)", n - 1),
+            };
+            Some((ErrorKind::Script, format!("{message}{more}")))
+        }
+        (None, None) => extract.map(|message| {
+            items.clear();
+            (ErrorKind::Extract, message)
+        }),
+    }
 }

@@ -514,25 +514,13 @@ impl ParseStage {
             }
             None => {}
         }
-        // A page a script hook failed on is failed: its items, made without a hook's answer,
-        // are not written (the failure list keeps the page, to be asked again once the script
-        // is fixed); its links go on as any failed page's do.
         let mut items = analysis.items;
-        let failure = match (failure, script_failure) {
-            (Some(message), _) => Some((ErrorKind::BadRedirect, message)),
-            (None, Some(message)) => {
-                items.clear();
-                let more = match failed_calls {
-                    1 => String::new(),
-                    n => format!(" (and {} more failed calls on the page)", n - 1),
-                };
-                Some((ErrorKind::Script, format!("{message}{more}")))
-            }
-            (None, None) => extract_failure.map(|message| {
-                items.clear();
-                (ErrorKind::Extract, message)
-            }),
-        };
+        let failure = crate::analyze::page_failure(
+            failure,
+            script_failure.map(|m| (m, failed_calls)),
+            extract_failure,
+            &mut items,
+        );
         let failure = failure.map(|(kind, message)| {
             Box::new(PageFailure {
                 kind,
