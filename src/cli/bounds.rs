@@ -12,7 +12,7 @@ pub const MAX_DELAY_MS: u64 = 3_600_000;
 pub fn concurrency(text: &str) -> Result<usize, String> {
     let n: usize = text.trim().parse().map_err(|e| format!("{text:?} is not a count: {e}"))?;
     match n {
-        0 => Err("must be at least 1".into()),
+        0 => Err("concurrency must be at least 1".into()),
         n if n > MAX_CONCURRENCY => Err(format!("at most {MAX_CONCURRENCY} requests can be in flight")),
         n => Ok(n),
     }
