@@ -50,21 +50,7 @@ async fn a_thousand_idle_connections_leave_the_crawl_whole() {
     let (site, truth) = common::small_site(400).await;
     let dir = tempfile::tempdir().unwrap();
     let url = site.url("/index.html");
-    let args = [
-        "crawl",
-        url.as_str(),
-        "--state",
-        "st",
-        "-o",
-        "pages.jsonl",
-        "--no-progress",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "50",
-        "--listen",
-        "127.0.0.1:0",
-    ];
+    let args = common::listened_crawl(&url, &["--state", "st"], "50");
     let crawl = Watched::spawn_with_open_files(dir.path(), &args, CRAWL_FILES);
     let control = crawl.control_addr().await;
     wait_until(Duration::from_secs(20), "a few pages", || site.hit_count() >= 5).await;

@@ -76,20 +76,7 @@ async fn another_origins_page_cannot_pause_or_stop_the_crawl() {
     let (site, truth) = common::small_site(300).await;
     let dir = tempfile::tempdir().unwrap();
     let url = site.url("/index.html");
-    let args = [
-        "crawl",
-        url.as_str(),
-        "--memory",
-        "-o",
-        "pages.jsonl",
-        "--no-progress",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "30",
-        "--listen",
-        "127.0.0.1:0",
-    ];
+    let args = common::listened_crawl(&url, &["--memory"], "30");
     let crawl = Watched::spawn(dir.path(), &args);
     let control = crawl.control_addr().await;
     wait_for_state(control, "running").await;

@@ -19,21 +19,7 @@ async fn a_crawl_stopped_through_the_api_resumes_with_every_page_once() {
     let (server, truth) = common::small_site(100).await;
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/index.html");
-    let args = [
-        "crawl",
-        url.as_str(),
-        "-o",
-        "pages.jsonl",
-        "--state",
-        "st",
-        "--no-progress",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "20",
-        "--listen",
-        "127.0.0.1:0",
-    ];
+    let args = common::listened_crawl(&url, &["--state", "st"], "20");
     let crawl = Watched::spawn(dir.path(), &args);
     let addr = crawl.control_addr().await;
     wait_until(Duration::from_secs(20), "a few pages", || server.hit_count() >= 10).await;

@@ -47,20 +47,7 @@ async fn the_status_page_shows_the_crawl_and_its_buttons_steer_it() {
     let (server, _) = common::small_site(300).await;
     let dir = tempfile::tempdir().unwrap();
     let url = server.url("/index.html");
-    let args = [
-        "crawl",
-        url.as_str(),
-        "--memory",
-        "-o",
-        "pages.jsonl",
-        "--no-progress",
-        "--per-host",
-        "1",
-        "--delay-ms",
-        "30",
-        "--listen",
-        "127.0.0.1:0",
-    ];
+    let args = common::listened_crawl(&url, &["--memory"], "30");
     let crawl = Watched::spawn(dir.path(), &args);
     let addr = crawl.control_addr().await;
 

@@ -61,14 +61,29 @@ pub fn stderr(o: &Output) -> String {
 
 /// Starts `kumo ARGS` in `cwd` in the background, its output captured.
 pub fn spawn_in(cwd: &Path, args: &[&str]) -> tokio::process::Child {
-    tokio::process::Command::new(KUMO)
-        .args(args)
+    captured(tokio::process::Command::new(KUMO).args(args), cwd)
+}
+
+/// Starts `command` in `cwd` in the background, its output captured, killed when dropped.
+fn captured(command: &mut tokio::process::Command, cwd: &Path) -> tokio::process::Child {
+    command
         .current_dir(cwd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("kumo starts")
+}
+
+/// `kumo crawl URL` with `state` (`--memory`, or `--state DIR`) into `pages.jsonl`, one
+/// request at a time, `delay_ms` apart, and the control server on a free port: a crawl slow
+/// enough to watch and steer.
+pub fn listened_crawl<'a>(url: &'a str, state: &[&'a str], delay_ms: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["crawl", url];
+    args.extend_from_slice(state);
+    args.extend(["-o", "pages.jsonl", "--no-progress", "--per-host", "1", "--delay-ms", delay_ms]);
+    args.extend(["--listen", "127.0.0.1:0"]);
+    args
 }
 
 /// Waits for a background `kumo` to end, with a 60 s guard.
@@ -116,18 +131,9 @@ impl Watched {
     /// As [`Watched::spawn`], with at most `files` open files (soft and hard limit, so kumo
     /// cannot raise it), through `sh -c 'ulimit -n FILES && exec kumo ARGS'`.
     pub fn spawn_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Self {
-        let child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
-            .arg(KUMO)
-            .args(args)
-            .current_dir(cwd)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("sh and kumo start");
-        Self::watch(child)
+        let mut sh = tokio::process::Command::new("sh");
+        sh.arg("-c").arg(format!("ulimit -n {files} && exec \"$0\" \"$@\"")).arg(KUMO).args(args);
+        Self::watch(captured(&mut sh, cwd))
     }
 
     fn watch(mut child: tokio::process::Child) -> Self {

@@ -86,8 +86,7 @@ impl Sandbox {
     /// Runs `source` (named `file` in errors) once to check it, then makes the sandbox its
     /// calls run in.
     pub fn load(source: &str, file: &str, limits: Limits) -> Result<Self, ScriptError> {
-        let load_error =
-            |message: String| ScriptError::Load { file: file.into(), line: 0, column: 0, message };
+        let load_error = |message: String| load_error(file, message);
         if crate::stopping() {
             return Err(load_error("kumo is stopping".into()));
         }
@@ -132,8 +131,7 @@ impl Sandbox {
         (Persistent<Function<'static>>, Persistent<Object<'static>>, Current, [bool; HOOKS.len()], Context),
         ScriptError,
     > {
-        let load_error =
-            |message: String| ScriptError::Load { file: file.into(), line: 0, column: 0, message };
+        let load_error = |message: String| load_error(file, message);
         let defines = {
             let check = Context::custom::<Intrinsics>(runtime).map_err(|e| load_error(e.to_string()))?;
             check.with(|ctx| check_run(&ctx, source, file))?
@@ -146,17 +144,14 @@ impl Sandbox {
             let located = |e: CaughtError<'_>| located(file, &e);
             let proto = page::prototype(&ctx, current.clone()).catch(&ctx).map_err(located)?;
             lockdown(&ctx, true, Some(proto.clone())).catch(&ctx).map_err(located)?;
-            let mut opts = EvalOptions::default();
-            opts.global = true;
-            opts.strict = true;
-            opts.filename = Some(file.to_string());
             let body: Function =
-                ctx.eval_with_options(wrap(source, &defines), opts).catch(&ctx).map_err(located)?;
+                ctx.eval_with_options(wrap(source, &defines), options(file)).catch(&ctx).map_err(located)?;
             Ok::<_, ScriptError>((Persistent::save(&ctx, body), Persistent::save(&ctx, proto)))
         });
         let (body, page_proto) = made?;
         Ok((body, page_proto, current, defines, context))
     }
+
     fn arm(&self, budget: Duration) {
         let at = self.epoch.elapsed().saturating_add(budget).as_nanos() as u64;
         self.deadline.store(at, Ordering::Relaxed);
@@ -195,12 +190,8 @@ impl Sandbox {
         let result = self.context.with(|ctx| {
             let answer = self.call_in(&ctx, index, args);
             // The call's promise jobs are its own: they run now, under its budget.
-            let mut ran = 0;
-            while ran < MAX_JOBS && ctx.execute_pending_job() {
-                ran += 1;
-            }
             match answer {
-                Ok(_) if ran == MAX_JOBS => {
+                Ok(_) if !run_jobs(&ctx) => {
                     Err(Failure::Thrown(format!("its promise jobs did not end ({MAX_JOBS} run)")))
                 }
                 answer => answer,
@@ -326,11 +317,7 @@ enum Failure {
 fn check_run(ctx: &Ctx<'_>, source: &str, file: &str) -> Result<[bool; HOOKS.len()], ScriptError> {
     let located = |e: CaughtError<'_>| located(file, &e);
     lockdown(ctx, false, None).catch(ctx).map_err(located)?;
-    let mut opts = EvalOptions::default();
-    opts.global = true;
-    opts.strict = true;
-    opts.filename = Some(file.to_string());
-    ctx.eval_with_options::<(), _>(source, opts).catch(ctx).map_err(located)?;
+    ctx.eval_with_options::<(), _>(source, options(file)).catch(ctx).map_err(located)?;
     // By name, so that `const allow = …` counts as well as `function allow`.
     let kinds = HOOKS.map(|h| format!("typeof {h} === 'function'")).join(",");
     let defines: Vec<bool> = ctx.eval(format!("[{kinds}]")).catch(ctx).map_err(located)?;
@@ -338,15 +325,33 @@ fn check_run(ctx: &Ctx<'_>, source: &str, file: &str) -> Result<[bool; HOOKS.len
     for (o, d) in out.iter_mut().zip(defines) {
         *o = d;
     }
+    if !run_jobs(ctx) {
+        return Err(load_error(file, format!("its top level left more than {MAX_JOBS} promise jobs")));
+    }
+    Ok(out)
+}
+
+/// Runs the promise jobs waiting in `ctx`; false when [`MAX_JOBS`] ran and more may wait.
+fn run_jobs(ctx: &Ctx<'_>) -> bool {
     let mut ran = 0;
     while ran < MAX_JOBS && ctx.execute_pending_job() {
         ran += 1;
     }
-    if ran == MAX_JOBS {
-        let message = format!("its top level left more than {MAX_JOBS} promise jobs");
-        return Err(ScriptError::Load { file: file.into(), line: 0, column: 0, message });
-    }
-    Ok(out)
+    ran < MAX_JOBS
+}
+
+/// How a script's text is evaluated: as a global, strict script named `file` in errors.
+fn options(file: &str) -> EvalOptions {
+    let mut opts = EvalOptions::default();
+    opts.global = true;
+    opts.strict = true;
+    opts.filename = Some(file.to_string());
+    opts
+}
+
+/// An error loading the script `file`, at no particular place in it.
+fn load_error(file: &str, message: String) -> ScriptError {
+    ScriptError::Load { file: file.into(), line: 0, column: 0, message }
 }
 
 /// The script as the body of a function whose first argument picks the hook to call. The
