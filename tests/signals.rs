@@ -95,3 +95,40 @@ async fn a_second_sigterm_stops_now() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(urls_once(&cwd.join("pages.jsonl")).len(), 2, "/ and /slow once each");
 }
+
+/// A script call that loops holds its page until its budget ends; a second SIGTERM cuts it at
+/// once (the operator's ceiling raised to a minute, so only the signal can end it), and the
+/// page is done again on resume, once the script is fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_sigterm_cuts_a_looping_script_call() {
+    let server =
+        ServerBuilder::new().fixture("/", Fixture::html(r#"<p class="x">looped</p>"#)).start().await.unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd = cwd.path();
+    let spider = |body: &str| {
+        let toml = format!(
+            "[[site]]\nname = \"loop\"\nseeds = [\"{}\"]\ntargets = ['.']\noutput = {{ jsonl = \"items.jsonl\" }}\n\
+             script = {{ source = '''function extract(page) {{ {body} return [{{ url: page.url }}]; }}''', call_ms = 60000 }}\n",
+            server.url("/")
+        );
+        std::fs::write(cwd.join("loop.toml"), toml).unwrap();
+    };
+    spider("for (;;) {}");
+    let args = ["crawl", "loop.toml", "--state", "st", "--no-progress", "--script-max-call", "60s"];
+    let run = Watched::spawn(cwd, &args);
+    wait_until(Duration::from_secs(30), "the page fetched", || server.hits().iter().any(|h| h.target == "/"))
+        .await;
+    send_signal(&run.child, "TERM");
+    wait_until(Duration::from_secs(30), "the graceful stop", || run.stderr().contains("stopping")).await;
+    send_signal(&run.child, "TERM");
+    let started = std::time::Instant::now();
+    let (status, err) = run.finish().await;
+    assert!(started.elapsed() < Duration::from_secs(5), "the call was cut, not waited out: {err}");
+    assert!(matches!(status.code(), Some(1..=4)), "a stop, not an abort: {status:?} {err}");
+
+    spider("");
+    let o = kumo_in(cwd, &args).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let items = std::fs::read_to_string(cwd.join("items.jsonl")).unwrap_or_default();
+    assert_eq!(items.lines().count(), 1, "the page, once, after the resume: {items}\n{}", stderr(&o));
+}
