@@ -50,6 +50,6 @@ impl CookieStorage for EmbeddedStore {
                 self.sp.meta.insert(&mut b, key(c), serde_json::to_vec(c).map_err(storage)?);
             }
         }
-        b.commit().map_err(storage)
+        self.halt.commit(b, &self.dir).map_err(storage)
     }
 }

@@ -40,6 +40,11 @@ pub enum StoreError {
         path.display()
     )]
     OutputsChanged { path: PathBuf, saved: String, now: String },
+    #[error(
+        "{}: this state is the crawl of {saved}, not of {now}; resume it with the same start, or give this crawl another --state directory (--fresh discards the old crawl)",
+        path.display()
+    )]
+    OriginChanged { path: PathBuf, saved: String, now: String },
     #[error("{}: {error}", path.display())]
     Io { path: PathBuf, error: std::io::Error },
     #[error("state storage: {0}")]

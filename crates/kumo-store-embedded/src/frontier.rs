@@ -124,6 +124,8 @@ impl EmbeddedStore {
     }
 
     pub(crate) fn apply(&self, c: Commit) -> Result<CommitReport, FrontierError> {
+        // Before anything changes in memory: a halted store's indexes must stay as they were.
+        self.halt.check()?;
         let sp = &self.sp;
         let clock = Clock::now();
         let now = clock.instant();
@@ -188,7 +190,7 @@ impl EmbeddedStore {
         let log_end = match c.items.is_empty() {
             true => None,
             false => {
-                let end = inner.items.append(&c.items)?;
+                let end = inner.items.append(&c.items).map_err(|e| self.halt.fail(e))?;
                 sp.meta.insert(&mut b, ITEMS_END, end.encode());
                 report.journaled_to = Some(end.last_seq);
                 Some(end)
@@ -198,7 +200,7 @@ impl EmbeddedStore {
         if let Some(counters) = c.counters {
             sp.meta.insert(&mut b, COUNTERS, counters(&report.pushed));
         }
-        b.commit().map_err(db)?;
+        self.halt.commit(b, &self.dir)?;
         if let Some(end) = log_end {
             inner.items.committed(end);
         }
@@ -274,7 +276,7 @@ impl Frontier for EmbeddedStore {
             }
         }
         if !b.is_empty() {
-            b.commit().map_err(db)?;
+            self.halt.commit(b, &self.dir)?;
         }
         Ok(leases)
     }
@@ -313,7 +315,7 @@ impl Frontier for EmbeddedStore {
         let rec = HostRecord::from_pacing(host_key, inner.table.pacing(i), Clock::now());
         let mut b = self.batch();
         self.sp.hosts.insert(&mut b, &keys::host(host_id(i))[..], serde_json::to_vec(&rec).map_err(encode)?);
-        b.commit().map_err(db)
+        self.halt.commit(b, &self.dir)
     }
 
     async fn cap_pauses(
@@ -388,7 +390,7 @@ impl EmbeddedStore {
                 serde_json::to_vec(&rec).map_err(encode)?,
             );
         }
-        b.commit().map_err(db)?;
+        self.halt.commit(b, &self.dir)?;
         Ok(cut)
     }
 

@@ -158,8 +158,9 @@ impl ItemLog {
     }
 
     /// Appends `items` after the committed end and returns the end to record with the
-    /// commit. Nothing counts until [`committed`](Self::committed) is called with it: a
-    /// failed commit's bytes are overwritten by the next append.
+    /// commit. Nothing counts until [`committed`](Self::committed) is called with it: bytes
+    /// no commit was tried with are overwritten by the next append (after a commit that was
+    /// tried and failed, the store appends nothing more: `halt.rs`).
     pub fn append(&mut self, items: &[Item]) -> Result<LogEnd, StoreError> {
         if self.end.len >= ROTATE_AT {
             self.rotate()?;
@@ -353,8 +354,10 @@ mod tests {
         assert_eq!(fs::metadata(path.join(file_name(1))).unwrap().len(), end.len, "the tail is cut off");
     }
 
+    /// An append whose commit was never tried (the store halts after a batch that failed, whose
+    /// outcome is unknown: `halt.rs`) is written over by the next one.
     #[test]
-    fn a_failed_commit_is_overwritten_by_the_next_append() {
+    fn an_append_never_committed_is_overwritten_by_the_next() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = ItemLog::open(dir.path(), None, false).unwrap();
         let _failed = log.append(&[item(7), item(8), item(9)]).unwrap();

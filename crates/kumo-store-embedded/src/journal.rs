@@ -78,7 +78,7 @@ impl ItemJournal for EmbeddedStore {
         inner.state_seq += 1;
         sp.pipeline.insert(&mut b, cp_key(inner.state_seq), value);
         sp.pipeline.insert(&mut b, UPTO, &keys::seq(upto)[..]);
-        b.commit().map_err(err)?;
+        self.halt.commit(b, &self.dir).map_err(err)?;
         inner.items.drop_consumed(upto).map_err(err)
     }
 }

@@ -20,6 +20,7 @@ mod cookies;
 pub mod dir;
 mod error;
 mod frontier;
+mod halt;
 mod hosts;
 mod import;
 mod inspect;

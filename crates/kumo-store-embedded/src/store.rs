@@ -115,6 +115,8 @@ pub struct EmbeddedStore {
     pub(crate) sp: Spaces,
     pub(crate) inner: Mutex<Inner>,
     pub(crate) persist: PersistMode,
+    /// Set by the first failed write: nothing more is written (`halt.rs`).
+    pub(crate) halt: crate::halt::Halt,
     resumed: bool,
     /// Declared last so it is released last, after the database has closed.
     _lock: StateLock,
@@ -199,6 +201,7 @@ impl EmbeddedStore {
             sp,
             inner: Mutex::new(inner),
             persist,
+            halt: Default::default(),
             resumed: false,
             _lock: lock,
         };
