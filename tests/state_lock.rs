@@ -30,8 +30,10 @@ async fn a_running_crawls_state_is_refused_to_every_other_command() {
     assert!(cwd.join("st/KUMO_STATE").is_file(), "the state is still there");
 
     // A plain second crawl: "in use", never a damaged journal read while it is written.
+    // (Another output: the running crawl's own is locked, and refused before the state.)
+    let second = ["crawl", &start, "--state", "st", "-o", "other.jsonl", "--no-progress"];
     for i in 0..15 {
-        let o = kumo_in(cwd, &[&crawl[..], &["--no-progress"]].concat()).await;
+        let o = kumo_in(cwd, &second).await;
         assert!(!o.status.success() && stderr(&o).contains(IN_USE), "try {i}: {}", stderr(&o));
         assert!(!stderr(&o).contains("damaged"), "try {i}: {}", stderr(&o));
     }
@@ -67,4 +69,90 @@ async fn a_running_crawls_state_is_refused_to_every_other_command() {
     let unique: BTreeSet<&String> = urls.iter().collect();
     assert_eq!(unique.len(), urls.len(), "no page written twice");
     assert_eq!(urls.len(), truth.unique_urls, "every page written");
+}
+
+/// Two crawls naming one output file: whichever opens it second is refused, and told which
+/// crawl (and state) has it; the first one's records are all there. Started at the same moment
+/// (four times: the check used to race) and one after the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_output_file_has_one_writer() {
+    let (server_a, truth_a) = small_site(300).await;
+    let (server_b, truth_b) = small_site(20).await;
+    let (a, b) = (server_a.url("/index.html"), server_b.url("/index.html"));
+    let slow = ["--per-host", "1", "--delay-ms", "20", "--no-progress"];
+    for attempt in 0..4 {
+        let cwd = tempfile::tempdir().unwrap();
+        let cwd = cwd.path();
+        let first =
+            spawn_in(cwd, &[&["crawl", &a, "--state", "sA", "-o", "shared.jsonl"][..], &slow].concat());
+        let second = spawn_in(cwd, &["crawl", &b, "--state", "sB", "-o", "shared.jsonl", "--no-progress"]);
+        let (first, second) = (finish(first).await, finish(second).await);
+        let ok = [&first, &second].iter().filter(|o| o.status.success()).count();
+        assert_eq!(ok, 1, "attempt {attempt}: one writer: {}\n{}", stderr(&first), stderr(&second));
+        let refused = if first.status.success() { &second } else { &first };
+        let err = stderr(refused);
+        assert!(
+            err.contains("is being written by another crawl") || err.contains("already holds"),
+            "attempt {attempt}: {err}"
+        );
+        let lines = std::fs::read_to_string(cwd.join("shared.jsonl")).unwrap().lines().count();
+        let winner = if first.status.success() { truth_a.unique_urls } else { truth_b.unique_urls };
+        assert_eq!(lines, winner, "attempt {attempt}: the writer's records, all of them");
+    }
+
+    // While one crawl runs, a second on its file is refused with the first one's state named.
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd = cwd.path();
+    let hits = server_a.hit_count();
+    let running = spawn_in(cwd, &[&["crawl", &a, "--state", "sA", "-o", "shared.jsonl"][..], &slow].concat());
+    wait_until(Duration::from_secs(30), "the first crawl to fetch", || server_a.hit_count() >= hits + 5)
+        .await;
+    let o = kumo_in(cwd, &["crawl", &b, "--state", "sB", "-o", "shared.jsonl", "--no-progress"]).await;
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("shared.jsonl is being written by another crawl"), "{err}");
+    assert!(
+        err.contains(&format!("crawl state {}", cwd.join("sA").canonicalize().unwrap().display())),
+        "{err}"
+    );
+    let o = finish(running).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = std::fs::read_to_string(cwd.join("shared.jsonl")).unwrap().lines().count();
+    assert_eq!(lines, truth_a.unique_urls);
+}
+
+/// A state directory resumes only its own crawl: another start URL, or another spider file
+/// whose site has the same name, is refused with what differs named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_resumes_only_the_crawl_it_belongs_to() {
+    let (server, _) = small_site(50).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd = cwd.path();
+    let (one, two) = (server.url("/index.html"), server.url("/page/1.html"));
+    let o =
+        kumo_in(cwd, &["crawl", &one, "--state", "st", "-o", "p.jsonl", "--max-pages", "5", "--no-progress"])
+            .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = kumo_in(cwd, &["crawl", &two, "--state", "st", "-o", "p.jsonl", "--no-progress"]).await;
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("this state is the crawl of start URLs {one}, not of start URLs {two}")),
+        "{err}"
+    );
+    // The same start goes on.
+    let o = kumo_in(cwd, &["crawl", &one, "--state", "st", "-o", "p.jsonl", "--no-progress"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let spider = common::shop_spider(&one, ("price", "span.price"));
+    std::fs::write(cwd.join("a.toml"), &spider).unwrap();
+    std::fs::write(cwd.join("b.toml"), &spider).unwrap();
+    let o = kumo_in(cwd, &["crawl", "a.toml", "--state", "sp", "--no-progress"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(cwd.join("products.jsonl")).unwrap();
+    let o = kumo_in(cwd, &["crawl", "b.toml", "--state", "sp", "--no-progress"]).await;
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    let a = cwd.join("a.toml").canonicalize().unwrap();
+    assert!(err.contains(&format!("the crawl of spider file {}, site \"shop\"", a.display())), "{err}");
 }

@@ -12,10 +12,14 @@ impl NewFiles {
         NewFiles(paths.into_iter().filter(|p| !p.exists()).map(Path::to_path_buf).collect())
     }
 
-    /// Removes the noted files this run created (nothing was crawled into them).
+    /// Removes the noted files this run created (nothing was crawled into them). A file that
+    /// holds bytes, or that another crawl has locked, is another writer's, created after it
+    /// was noted: it stays.
     pub fn remove(self) {
         for p in self.0 {
-            if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+            let Ok(file) = std::fs::File::open(&p) else { continue };
+            let empty = file.metadata().is_ok_and(|m| m.is_file() && m.len() == 0);
+            if empty && file.try_lock().is_ok() {
                 let _ = std::fs::remove_file(p);
             }
         }

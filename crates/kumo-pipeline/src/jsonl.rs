@@ -112,6 +112,7 @@ mod tests {
         s.write(&[Item::new().with("new", 1)]).await.unwrap();
         s.flush().await.unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"new\":1}\n");
+        drop(s);
         // And with no item at all, as `File::create` did.
         let mut s = JsonLinesSink::create(&path).unwrap();
         s.flush().await.unwrap();

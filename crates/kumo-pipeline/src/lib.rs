@@ -7,6 +7,7 @@
 
 mod collect;
 mod csv;
+mod holder;
 mod journal;
 mod jsonl;
 mod output;

@@ -59,6 +59,23 @@ enum Dest {
     Stream(Box<dyn Write + Send>),
 }
 
+/// Locks `file` (`flock`, held until it is closed) before anything reads or cuts it: two
+/// crawls started at the same moment on one file would both find it empty and both write it.
+fn lock(file: &File, meta: &Metadata, target: &str) -> Result<(), SinkError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = file_id(meta).and_then(|(dev, ino)| crate::holder::describe(dev, ino));
+            Err(SinkError::Locked { target: target.to_string(), holder })
+        }
+        // A filesystem without locks (some network mounts): written unlocked, as before.
+        Err(std::fs::TryLockError::Error(e)) => {
+            tracing::warn!(target, error = %e, "the output file cannot be locked");
+            Ok(())
+        }
+    }
+}
+
 #[cfg(unix)]
 fn file_id(m: &Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -80,6 +97,7 @@ impl Output {
         let file = OpenOptions::new().write(true).create(true).truncate(false).open(path).map_err(err)?;
         let meta = file.metadata().map_err(err)?;
         let dest = if meta.is_file() {
+            lock(&file, &meta, &target)?;
             Dest::File { file, path: path.to_path_buf(), id: file_id(&meta) }
         } else {
             Dest::Stream(Box::new(file))
@@ -343,16 +361,32 @@ mod tests {
     }
 
     #[test]
+    fn a_second_output_on_a_file_in_use_is_refused_until_the_first_closes() {
+        let (_dir, path) = file_with("");
+        let first = Output::create(&path, Existing::Refuse).unwrap();
+        let e = Output::create(&path, Existing::Replace).err().expect("refused while the first is open");
+        assert!(matches!(e, SinkError::Locked { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("is being written by another crawl"), "{text}");
+        assert!(text.contains(&format!("process {}", std::process::id())), "the holder named: {text}");
+        drop(first);
+        Output::create(&path, Existing::Refuse).expect("free once the first is closed");
+    }
+
+    #[test]
     fn a_new_output_refuses_a_file_holding_data_unless_it_may_replace_it() {
         let (_dir, path) = file_with("someone's data\n");
         let out = Output::create(&path, Existing::Refuse).unwrap();
         let e = out.open(None).unwrap_err();
         assert!(matches!(e, SinkError::Exists { found: 15, .. }), "{e}");
         assert!(e.to_string().contains("-O"), "{e}");
+        // Closed, so the next one may lock the file.
+        drop(out);
         // Never opened: the first write refuses too.
         let mut out = Output::create(&path, Existing::Refuse).unwrap();
         assert!(out.write_all(b"x").is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone's data\n", "left alone");
+        drop(out);
 
         std::fs::write(&path, "").unwrap();
         let out = Output::create(&path, Existing::Refuse).unwrap();

@@ -39,6 +39,13 @@ pub enum SinkError {
          (-O {target} on the command line, overwrite = true in a spider file's output)"
     )]
     Exists { target: String, found: u64 },
+    /// Another sink, in this process or another, is writing the file: two writers would
+    /// mix or lose each other's items.
+    #[error(
+        "{target} is being written by another crawl{}; wait for it to end, or write elsewhere",
+        holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+    )]
+    Locked { target: String, holder: Option<String> },
     /// Other reasons a sink cannot resume where its checkpoint says.
     #[error("cannot resume {target}: {reason}")]
     Resume { target: String, reason: String },
