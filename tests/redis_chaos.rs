@@ -3,7 +3,8 @@
 //! redis-server is killed and restarted, and one worker is frozen (SIGSTOP) past the heartbeat
 //! timeout and woken. Then every page was fetched, every page's record is in exactly one
 //! worker's output, refetches stay within what the kills had in flight, and every worker
-//! exits 0.
+//! exits 0. And when Redis loses the crawl (restarted without persistence, or flushed), the
+//! workers stop with exit 1 and say so, promising nothing that cannot happen.
 
 mod common;
 
@@ -11,23 +12,27 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kumo_testsite::services::Redis;
+use kumo_testsite::services::{Redis, RedisOptions};
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
 /// Requests in flight per worker: what one kill can cost at most in refetches.
 const CONCURRENCY: usize = 4;
 
 fn worker(cwd: &Path, seed: &str, redis: &str, n: usize) -> tokio::process::Child {
-    let out = format!("w{n}.jsonl");
-    let args = [
+    common::spawn_in(cwd, &worker_args(seed, redis, "chaos", &format!("w{n}.jsonl")))
+}
+
+/// A worker's command line: crawl `crawl` in Redis at `redis` into `out`.
+fn worker_args<'a>(seed: &'a str, redis: &'a str, crawl: &'a str, out: &'a str) -> [&'a str; 19] {
+    [
         "crawl",
         seed,
         "--redis",
         redis,
         "--crawl",
-        "chaos",
+        crawl,
         "-o",
-        &out,
+        out,
         "--no-progress",
         "-c",
         "4",
@@ -40,8 +45,7 @@ fn worker(cwd: &Path, seed: &str, redis: &str, n: usize) -> tokio::process::Chil
         "1",
         "--redis-wait",
         "60",
-    ];
-    common::spawn_in(cwd, &args)
+    ]
 }
 
 async fn kill9(child: &mut tokio::process::Child) {
@@ -154,4 +158,80 @@ async fn workers_and_redis_die_and_nothing_is_lost_or_written_twice() {
 
     // Nothing left behind in Redis: nothing queued, nothing leased.
     assert_eq!(left(&redis), 0, "nothing queued or leased at the end");
+}
+
+/// How Redis loses the crawl.
+#[derive(Debug, Clone, Copy)]
+enum Loss {
+    /// Killed and started again without persistence: it comes back empty.
+    Restart,
+    /// FLUSHALL.
+    Flush,
+}
+
+/// Two workers crawl through a Redis that keeps no data; once they have fetched some pages,
+/// Redis loses everything. Both stop with exit 1 and a message that says the crawl's state
+/// vanished from Redis, counts the items it held as lost (promising none for a resume) and says
+/// what to do; neither writes a key of the crawl again. The same command run again is refused
+/// (its output holds data) and told the crawl is new in Redis, so its state vanished.
+async fn redis_loses_the_crawl(loss: Loss) {
+    let site = SiteConfig { pages: 1500, page_bytes: 2_000, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.expect("site starts");
+    let mut redis = Redis::start_with(RedisOptions { appendonly: false, ..Default::default() })
+        .await
+        .expect("redis-server without persistence starts");
+    let url = redis.unix_url();
+    let seed = server.url("/index.html");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cwd = dir.path();
+    let workers: Vec<_> = ["w0.jsonl", "w1.jsonl"]
+        .into_iter()
+        .map(|out| common::spawn_in(cwd, &worker_args(&seed, &url, "loss", out)))
+        .collect();
+
+    // Mid-crawl: both workers have committed pages, some pages are fetched, most are not.
+    let committed = || redis.command(&["HLEN", "kumo:{loss}:ctr"]).is_ok_and(|n| n == "2");
+    common::wait_until(Duration::from_secs(30), "both workers committing", committed).await;
+    common::wait_until(Duration::from_secs(30), "100 pages fetched", || server.hits().len() >= 100).await;
+    match loss {
+        Loss::Restart => {
+            redis.kill().expect("kill redis-server");
+            redis.restart().await.expect("redis-server restarts, empty");
+        }
+        Loss::Flush => assert_eq!(redis.command(&["FLUSHALL"]).expect("FLUSHALL"), "OK"),
+    }
+    let fetched = server.hits().len();
+    assert!(fetched < truth.unique_urls, "Redis lost the crawl mid-crawl ({fetched} pages fetched)");
+
+    for (n, w) in workers.into_iter().enumerate() {
+        let (status, stderr) = finish(w).await;
+        assert_eq!(status.code(), Some(1), "worker {n} stops with exit 1 ({loss:?}):\n{stderr}");
+        for said in ["the crawl's state vanished from Redis", "crawl \"loss\"", "--fresh", "appendonly yes"] {
+            assert!(stderr.contains(said), "worker {n} says {said:?} ({loss:?}):\n{stderr}");
+        }
+        for wrong in ["written when it resumes", "took over", "run the same command again to resume"] {
+            assert!(!stderr.contains(wrong), "worker {n} does not say {wrong:?} ({loss:?}):\n{stderr}");
+        }
+    }
+    let keys = redis.command(&["KEYS", "kumo:{loss}:*"]).expect("KEYS");
+    assert_eq!(keys, "", "no worker wrote a key of the lost crawl again ({loss:?})");
+
+    // The same command again: Redis holds nothing of the crawl, and w0.jsonl holds its records.
+    let again = common::kumo_in(cwd, &worker_args(&seed, &url, "loss", "w0.jsonl")).await;
+    let stderr = common::stderr(&again);
+    assert_eq!(common::code(&again), Some(1), "the output holding data is refused:\n{stderr}");
+    for said in ["is new in Redis", "vanished from Redis", "w0.jsonl"] {
+        assert!(stderr.contains(said), "the run again says {said:?} ({loss:?}):\n{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_restarted_without_persistence_stops_the_workers_and_says_the_crawl_is_gone() {
+    redis_loses_the_crawl(Loss::Restart).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_flushed_stops_the_workers_and_says_the_crawl_is_gone() {
+    redis_loses_the_crawl(Loss::Flush).await;
 }

@@ -10,4 +10,9 @@ pub enum FrontierError {
     /// The storage behind the frontier failed.
     #[error("frontier storage: {0}")]
     Storage(String),
+    /// The crawl's state is gone from its storage (a Redis restarted without persistence or
+    /// flushed, or the crawl cleared from outside): nothing of it can be resumed, and going on
+    /// would start the crawl over.
+    #[error("{0}")]
+    StateLost(String),
 }

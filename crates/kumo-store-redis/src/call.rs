@@ -31,21 +31,22 @@ impl Script {
     }
 }
 
-/// The arguments of one call: the operation, the incarnation, then whatever follows.
+/// The arguments of one call: the operation, the incarnation, the id of the crawl the worker
+/// joined (empty from outside a crawl: no check), then whatever follows.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Args(Vec<Vec<u8>>);
 
 impl Args {
-    pub(crate) fn new(op: &str, inc: &str) -> Self {
+    pub(crate) fn new(op: &str, inc: &str, crawl_id: &str) -> Self {
         let mut a = Args(Vec::with_capacity(16));
-        a.s(op).s(inc);
+        a.s(op).s(inc).s(crawl_id);
         a
     }
 
     /// A call with an empty prelude (no slots given back, no requests handed back, no host
     /// adjustments, no counters): for calls made outside a worker's flow.
-    pub(crate) fn bare(op: &str, inc: &str) -> Self {
-        let mut a = Args::new(op, inc);
+    pub(crate) fn bare(op: &str, inc: &str, crawl_id: &str) -> Self {
+        let mut a = Args::new(op, inc, crawl_id);
         a.n(0).n(0).n(0).n(0);
         a
     }
@@ -94,6 +95,8 @@ fn classify(e: RedisError) -> Failure {
         let detail = e.detail().unwrap_or_default().to_string();
         return Failure::Final(match detail.split_once(' ') {
             Some(("superseded:", rest)) => RedisStoreError::Superseded(rest.to_string()),
+            Some(("lost:", prefix)) => RedisStoreError::StateLost(prefix.to_string()),
+            Some(("cleared:", prefix)) => RedisStoreError::Cleared(prefix.to_string()),
             Some(("config:", rest)) => RedisStoreError::OtherConfig(rest.to_string()),
             _ => RedisStoreError::Redis(detail),
         });

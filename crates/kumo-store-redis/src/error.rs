@@ -22,10 +22,25 @@ pub enum RedisStoreError {
     /// The crawl in Redis was started with another configuration.
     #[error("{0}; run the same spider configuration, or another crawl name (--crawl), or --fresh")]
     OtherConfig(String),
-    /// This worker is no longer part of the crawl: another process took over its name, or
-    /// the crawl was cleared.
-    #[error("{0}: another process took over its name, or the crawl was cleared (--fresh); this one stops")]
+    /// This worker is no longer part of the crawl: another process took over its name.
+    #[error("{0}: another process took over its name; this one stops")]
     Superseded(String),
+    /// The crawl's keys (under this prefix) vanished from Redis while this worker was in it:
+    /// its queue, seen set, leases and the items not yet written are gone with them.
+    #[error(
+        "{STATE_LOST}: no key of crawl {:?} is left there (Redis restarted without persistence, or \
+         was flushed); this worker stops rather than start the crawl over",
+        crawl_of(.0)
+    )]
+    StateLost(String),
+    /// The crawl (under this prefix) was cleared with `--fresh` while this worker was away
+    /// (counted dead: `--fresh` waits for live workers), and perhaps started again.
+    #[error(
+        "{CLEARED}: crawl {:?} was cleared with --fresh while this worker was away (its heartbeat \
+         stopped for longer than --dead-after); this one stops",
+        crawl_of(.0)
+    )]
+    Cleared(String),
     /// `--fresh` while workers are still in the crawl would pull it from under them.
     #[error("crawl {crawl:?} has {workers} live worker(s); stop them before clearing it with --fresh")]
     InUse { crawl: String, workers: u64 },
@@ -43,8 +58,65 @@ pub enum RedisStoreError {
     Redis(String),
 }
 
+/// How the error of a crawl whose keys vanished begins, wherever it is passed on as text.
+const STATE_LOST: &str = "the crawl's state vanished from Redis";
+/// How the error of a crawl cleared under a worker begins.
+const CLEARED: &str = "the crawl's state was cleared in Redis";
+
+/// The crawl's name in its key prefix `kumo:{NAME}:`.
+fn crawl_of(prefix: &str) -> &str {
+    prefix.strip_prefix("kumo:{").and_then(|p| p.strip_suffix("}:")).unwrap_or(prefix)
+}
+
+/// What became of a crawl's state in Redis that a worker stopped for, as its errors say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateGone {
+    /// Its keys vanished: Redis restarted without persistence, or was flushed.
+    Lost,
+    /// `--fresh` cleared it while the worker was away.
+    Cleared,
+}
+
+impl StateGone {
+    /// Reads it from an error's text: the engine keeps a stopped crawl's error as text (its
+    /// summary's `stop_error`), whichever path (lease, commit, item journal) met it first.
+    pub fn in_message(message: &str) -> Option<StateGone> {
+        if message.contains(STATE_LOST) {
+            Some(StateGone::Lost)
+        } else if message.contains(CLEARED) {
+            Some(StateGone::Cleared)
+        } else {
+            None
+        }
+    }
+}
+
 impl From<RedisStoreError> for FrontierError {
     fn from(e: RedisStoreError) -> Self {
-        FrontierError::Storage(e.to_string())
+        match e {
+            RedisStoreError::StateLost(_) | RedisStoreError::Cleared(_) => {
+                FrontierError::StateLost(e.to_string())
+            }
+            e => FrontierError::Storage(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gone_state_is_read_back_from_its_error_wherever_it_went() {
+        let lost = RedisStoreError::StateLost("kumo:{site}:".into());
+        assert!(lost.to_string().contains("crawl \"site\""), "{lost}");
+        let text = FrontierError::from(lost).to_string();
+        assert_eq!(StateGone::in_message(&text), Some(StateGone::Lost), "{text}");
+        let journal = format!("item journal: {}", RedisStoreError::StateLost("kumo:{site}:".into()));
+        assert_eq!(StateGone::in_message(&journal), Some(StateGone::Lost));
+        let cleared = FrontierError::from(RedisStoreError::Cleared("kumo:{site}:".into())).to_string();
+        assert_eq!(StateGone::in_message(&cleared), Some(StateGone::Cleared), "{cleared}");
+        let other = FrontierError::from(RedisStoreError::Superseded("worker w".into())).to_string();
+        assert_eq!(StateGone::in_message(&other), None, "{other}");
     }
 }

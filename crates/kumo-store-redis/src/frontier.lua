@@ -5,9 +5,9 @@
 -- other's.
 --
 -- KEYS[1] is the crawl's key prefix `kumo:{crawl}:` (one hash tag: one slot on a cluster).
--- ARGV: op, incarnation, then a prelude every call carries (leases released and host
--- adjustments buffered by the worker since its last call, and its counters),
--- then the op's own arguments.
+-- ARGV: op, incarnation, the id of the crawl the worker joined ('' from outside a crawl), then
+-- a prelude every call carries (leases released and host adjustments buffered by the worker
+-- since its last call, and its counters), then the op's own arguments.
 -- Every time is Redis's clock in milliseconds (TIME): workers' clocks never decide politeness
 -- or lease expiry. Every write is idempotent under retry: commits carry a sequence number per
 -- incarnation, lease ids are minted by the worker (incarnation:counter), so a call whose reply
@@ -520,6 +520,7 @@ local function adjust(host, rule, min_delay, pause, learned)
 end
 
 
+local cid
 local function setup(keys, args)
   if keys[1] ~= P then
     P = keys[1]
@@ -531,7 +532,7 @@ local function setup(keys, args)
   sub, find = string.sub, string.find
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  op, inc = arg(), arg()
+  op, inc, cid = arg(), arg(), arg()
   INC_PREFIX = inc .. ':'
   sdelta, hdelta, touched, known, tails, tail_keys = {}, {}, {}, {}, {}, {}
   rnd_state = 0
@@ -610,8 +611,35 @@ local function superseded(worker)
   return redis.error_reply('KUMO superseded: worker ' .. worker .. ' is no longer in the crawl')
 end
 
+-- A crawl's identity is `id` in `meta`, written by the worker whose registration created it.
+-- A worker's calls carry the id it joined; a call that finds none, or another, writes nothing:
+-- the crawl its leases and items belong to is gone, and writing would start it over silently.
+-- Gone because `--fresh` cleared it: the clearing left `cleared` (the id it cleared) until a
+-- new crawl of the name records it as `replaced`. Otherwise its keys vanished (Redis
+-- restarted without persistence, a flush).
+local function crawl_gone()
+  local meta = redis.call('HMGET', K_META, 'id', 'replaced')
+  if meta[1] == cid then
+    return nil
+  end
+  local cleared = meta[2]
+  if not meta[1] then
+    cleared = redis.call('GET', P .. 'cleared')
+  end
+  if cleared == cid then
+    return redis.error_reply('KUMO cleared: ' .. P)
+  end
+  return redis.error_reply('KUMO lost: ' .. P)
+end
+
 local function main(keys, args)
   setup(keys, args)
+  if cid ~= '' then
+    local gone = crawl_gone()
+    if gone then
+      return gone
+    end
+  end
   for _ = 1, num() do
     hold_at(arg(), num())
   end
@@ -1055,11 +1083,24 @@ local function main(keys, args)
     if have and have ~= cfg then
       return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
     end
+    -- 0: joined a crawl; 1: created it where Redis had none of that name; 2: created it after
+    -- `--fresh` cleared one.
+    local created = 0
     if not have then
-      redis.call('HSET', K_META, 'v', 3, 'cfg', cfg, 'created', now)
+      created = 1
+      redis.call('HSET', K_META, 'v', 3, 'cfg', cfg, 'created', now, 'id', inc)
+      local cleared = redis.call('GET', P .. 'cleared')
+      if cleared then
+        created = 2
+        redis.call('HSET', K_META, 'replaced', cleared)
+        redis.call('DEL', P .. 'cleared')
+      end
       for i = 0, npol - 1 do
         redis.call('HSET', K_POL, i, arg())
       end
+    else
+      -- A crawl started before crawls had ids takes one now.
+      redis.call('HSETNX', K_META, 'id', inc)
     end
     local old = redis.call('HGET', P .. 'workers', worker)
     if old and old ~= inc then
@@ -1070,7 +1111,7 @@ local function main(keys, args)
     end
     redis.call('HSET', P .. 'workers', worker, inc)
     redis.call('ZADD', K_ALIVE, now + dead_after, inc)
-    return old or ''
+    return { old or '', redis.call('HGET', K_META, 'id'), created }
   end
 
   if op == 'heartbeat' then

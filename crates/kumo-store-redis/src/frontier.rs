@@ -25,6 +25,7 @@ use tokio::task::JoinHandle;
 use crate::call::{Args, Conn, Script, array, bytes, int, text};
 use crate::config::{millis, policy_index, policy_specs};
 use crate::lease::{DEPTH, next_ask, readiness_of};
+use crate::member::Membership;
 use crate::reserve::Slots;
 use crate::{RedisConfig, RedisStoreError, heartbeat};
 
@@ -53,6 +54,10 @@ pub struct RedisFrontier {
     pub(crate) script: Arc<Script>,
     /// This process's incarnation: lease ids and commit sequence numbers are its own.
     pub(crate) inc: String,
+    /// The id of the crawl this worker joined, sent with every call (empty for an inspecting
+    /// handle, which is no worker).
+    crawl_id: String,
+    joined: Joined,
     /// One call at a time: commit numbers and lease ids are handed out in order.
     pub(crate) local: tokio::sync::Mutex<Local>,
     pending: Mutex<Pending>,
@@ -62,7 +67,7 @@ pub struct RedisFrontier {
     /// paused or slowed, and nothing starts from the reserve before. Outside `local` so that
     /// the reserve's fast path sees it while a call is in flight.
     pub(crate) check_hosts: AtomicBool,
-    superseded: Arc<AtomicBool>,
+    membership: Arc<Membership>,
     /// None for an inspecting handle (`inspect`), which is no worker.
     heartbeat: Option<JoinHandle<()>>,
     /// This worker's output checkpoints, folded (see `journal.rs`).
@@ -133,6 +138,18 @@ pub(crate) struct Pending {
     pub(crate) counters: Option<Vec<u8>>,
 }
 
+/// How a worker came into its crawl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joined {
+    /// The crawl was there: this worker joined it.
+    Existing,
+    /// Redis held no key of the crawl, so this worker started it. A crawl whose keys vanished
+    /// (Redis restarted without persistence, a flush) looks the same.
+    New,
+    /// `--fresh` had cleared the crawl: this worker started it again.
+    AfterFresh,
+}
+
 impl Drop for RedisFrontier {
     fn drop(&mut self) {
         if let Some(h) = &self.heartbeat {
@@ -150,19 +167,28 @@ impl RedisFrontier {
         check_eviction(&conn).await?;
         let script = Arc::new(Script::frontier());
         let inc = format!("{:016x}", fastrand::u64(..));
-        let mut args = Args::bare("register", &inc);
+        let mut args = Args::bare("register", &inc, "");
         args.s(&cfg.worker).s(&cfg.config_id).n(millis(cfg.dead_after));
         let specs = policy_specs(&cfg.politeness);
         args.n(specs.len());
         for s in &specs {
             args.s(s);
         }
-        let old = text(conn.call(&script, &args).await?)?;
+        let mut reply = array(conn.call(&script, &args).await?)?.into_iter();
+        let (Some(old), Some(crawl_id), Some(created)) = (reply.next(), reply.next(), reply.next()) else {
+            return Err(RedisStoreError::Protocol("register reply".into()));
+        };
+        let (old, crawl_id) = (text(old)?, text(crawl_id)?);
+        let joined = match int(&created)? {
+            0 => Joined::Existing,
+            1 => Joined::New,
+            _ => Joined::AfterFresh,
+        };
         if !old.is_empty() {
             tracing::info!(worker = %cfg.worker, previous = %old, "took over the worker's previous process");
         }
-        let superseded = Arc::new(AtomicBool::new(false));
-        let heartbeat = heartbeat::spawn(&cfg, &inc, script.clone(), superseded.clone()).await?;
+        let membership = Arc::new(Membership::default());
+        let heartbeat = heartbeat::spawn(&cfg, &inc, &crawl_id, script.clone(), membership.clone()).await?;
         Ok(RedisFrontier {
             conn,
             script,
@@ -172,9 +198,11 @@ impl RedisFrontier {
             check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
             idle_answers: AtomicU32::new(0),
-            superseded,
+            membership,
             heartbeat: Some(heartbeat),
             inc,
+            crawl_id,
+            joined,
             cfg,
         })
     }
@@ -198,15 +226,19 @@ impl RedisFrontier {
             check_hosts: AtomicBool::new(false),
             folded: Mutex::default(),
             idle_answers: AtomicU32::new(0),
-            superseded: Arc::new(AtomicBool::new(false)),
+            membership: Arc::default(),
             heartbeat: None,
             inc: "inspect".to_string(),
+            crawl_id: String::new(),
+            joined: Joined::Existing,
             cfg,
         })
     }
 
     /// Deletes every key of the crawl `crawl` (`--fresh`); refused while a worker of the crawl
-    /// is alive (its liveness deadline has not passed).
+    /// is alive (its liveness deadline has not passed). Leaves the crawl's id under `cleared`
+    /// (written first, so no moment looks like keys that vanished), so a worker of the cleared
+    /// crawl that comes back learns `--fresh` cleared it, until a new crawl of the name records it.
     pub async fn forget(url: &str, crawl: &str) -> Result<u64, RedisStoreError> {
         let prefix = RedisConfig::new(url, crawl, "").prefix();
         let conn = Conn::open(url, prefix.clone(), Duration::from_secs(10)).await?;
@@ -217,6 +249,14 @@ impl RedisFrontier {
         let workers = u64::try_from(int(&conn.command(&alive).await?)?).unwrap_or(0);
         if workers > 0 {
             return Err(RedisStoreError::InUse { crawl: crawl.to_string(), workers });
+        }
+        let tombstone = format!("{prefix}cleared");
+        let mut id = redis::cmd("HGET");
+        id.arg(format!("{prefix}meta")).arg("id");
+        if let Value::BulkString(id) = conn.command(&id).await? {
+            let mut set = redis::cmd("SET");
+            set.arg(&tombstone).arg(id);
+            conn.command(&set).await?;
         }
         let pattern = format!("{}*", glob_escape(&prefix));
         let mut cursor = 0u64;
@@ -230,11 +270,12 @@ impl RedisFrontier {
                 return Err(RedisStoreError::Protocol("SCAN reply".into()));
             };
             cursor = text(next)?.parse().map_err(|_| RedisStoreError::Protocol("SCAN cursor".into()))?;
-            let keys = array(keys)?;
+            let mut keys = array(keys)?.into_iter().map(bytes).collect::<Result<Vec<_>, _>>()?;
+            keys.retain(|k| k != tombstone.as_bytes());
             if !keys.is_empty() {
                 let mut del = redis::cmd("UNLINK");
                 for k in keys {
-                    del.arg(bytes(k)?);
+                    del.arg(k);
                 }
                 deleted += u64::try_from(int(&conn.command(&del).await?)?).unwrap_or(0);
             }
@@ -250,6 +291,10 @@ impl RedisFrontier {
         if let Some(h) = &self.heartbeat {
             h.abort();
         }
+        if self.membership.is_out() {
+            // Out of the crawl already: it holds nothing there to hand back.
+            return Ok(());
+        }
         let mut a = self.args("leave");
         a.s(&self.cfg.worker);
         self.call(&a).await.map(drop)
@@ -257,6 +302,19 @@ impl RedisFrontier {
 
     pub fn config(&self) -> &RedisConfig {
         &self.cfg
+    }
+
+    /// How this worker came into its crawl: joined it, or started it (where Redis held none of
+    /// it, or after `--fresh`).
+    pub fn joined(&self) -> Joined {
+        self.joined
+    }
+
+    /// Why this worker is out of its crawl, once a call or its heartbeat learned it (another
+    /// process took its name, `--fresh` cleared the crawl, its keys vanished): every call then
+    /// fails with this.
+    pub fn out_of_crawl(&self) -> Option<RedisStoreError> {
+        self.still_in_the_crawl().err()
     }
 
     /// This process's incarnation id: the member of the crawl's `alive` set its heartbeat
@@ -312,7 +370,7 @@ impl RedisFrontier {
 
     /// [`Self::args`], saving `counters` (when given) in place of the pending ones.
     pub(crate) fn args_saving(&self, op: &str, counters: Option<Vec<u8>>) -> Args {
-        let mut a = Args::new(op, &self.inc);
+        let mut a = Args::new(op, &self.inc, &self.crawl_id);
         let (held, give_back) = self.slots().prelude();
         a.n(held.len());
         for (host, n) in held {
@@ -336,22 +394,17 @@ impl RedisFrontier {
         a
     }
 
-    /// A process another took over must stop: nothing more from Redis, nor from its reserve.
+    /// A process out of its crawl (taken over, cleared, its keys vanished) must stop: nothing
+    /// more from Redis, nor from its reserve.
     pub(crate) fn still_in_the_crawl(&self) -> Result<(), RedisStoreError> {
-        if self.superseded.load(Ordering::Relaxed) {
-            return Err(RedisStoreError::Superseded(format!(
-                "worker {} is no longer in the crawl",
-                self.cfg.worker
-            )));
-        }
-        Ok(())
+        self.membership.check(&self.cfg)
     }
 
     pub(crate) async fn call(&self, args: &Args) -> Result<Value, RedisStoreError> {
         self.still_in_the_crawl()?;
         let r = self.conn.call(&self.script, args).await;
-        if let Err(RedisStoreError::Superseded(_)) = &r {
-            self.superseded.store(true, Ordering::Relaxed);
+        if let Err(e) = &r {
+            self.membership.note(e);
         }
         r
     }

@@ -2,12 +2,12 @@
 //! never makes a live worker look dead.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
 use crate::call::{Args, Conn, Script, text};
+use crate::member::Membership;
 use crate::{RedisConfig, RedisStoreError};
 
 /// Beats `dead_after / 5` apart, so several beats can be missed (a slow disk, a busy
@@ -19,24 +19,29 @@ pub(crate) fn interval(dead_after: Duration) -> Duration {
 pub(crate) async fn spawn(
     cfg: &RedisConfig,
     inc: &str,
+    crawl_id: &str,
     script: Arc<Script>,
-    superseded: Arc<AtomicBool>,
+    membership: Arc<Membership>,
 ) -> Result<JoinHandle<()>, RedisStoreError> {
     // An outage is waited out here beat by beat: the worker's own calls say when it is over.
     let conn = Conn::open(&cfg.url, cfg.prefix(), cfg.outage_wait).await?;
     let every = interval(cfg.dead_after);
-    let mut args = Args::bare("heartbeat", inc);
+    let mut args = Args::bare("heartbeat", inc, crawl_id);
     args.s(&cfg.worker).n(crate::config::millis(cfg.dead_after));
+    let worker = cfg.worker.clone();
     Ok(tokio::spawn(async move {
         loop {
             tokio::time::sleep(every).await;
             match conn.call(&script, &args).await.and_then(text) {
                 Ok(s) if s == "superseded" => {
-                    tracing::error!("another process took over this worker's name; stopping");
-                    superseded.store(true, Ordering::Relaxed);
+                    let why = format!("worker {worker} is no longer in the crawl");
+                    membership.note(&RedisStoreError::Superseded(why));
                     return;
                 }
                 Ok(_) => {}
+                // The crawl's keys vanished, or `--fresh` cleared it: the worker's next call
+                // fails without reaching Redis.
+                Err(e) if membership.note(&e) => return,
                 Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
             }
         }

@@ -14,6 +14,11 @@
 //!   name takes them back at once; a lease nobody completes comes back after `lease_ttl`.
 //! - Redis going away pauses the worker: every call is retried (the same call, so applied
 //!   once) for up to `outage_wait`.
+//! - A crawl has an id, written by the worker that created it, and every call of a worker
+//!   carries the id it joined: a worker whose crawl's keys vanished (Redis restarted without
+//!   persistence, a flush) or were cleared by `--fresh` stops with an error that says which
+//!   ([`RedisStoreError::StateLost`], [`RedisStoreError::Cleared`]), never starting the crawl
+//!   over on its own.
 
 mod call;
 mod commit;
@@ -24,11 +29,12 @@ mod heartbeat;
 mod inspect;
 mod journal;
 mod lease;
+mod member;
 mod reserve;
 mod revisit;
 mod robots;
 
 pub use config::RedisConfig;
-pub use error::RedisStoreError;
-pub use frontier::RedisFrontier;
+pub use error::{RedisStoreError, StateGone};
+pub use frontier::{Joined, RedisFrontier};
 pub use revisit::RoundStart;

@@ -1,5 +1,6 @@
 //! The throwaway Redis server: what it acknowledged under `appendfsync always` survives a
-//! SIGKILL and a restart, its options reach the server, and it leaves nothing behind.
+//! SIGKILL and a restart (and nothing does without persistence), its options reach the
+//! server, and it leaves nothing behind.
 
 use std::future::Future;
 use std::net::{Ipv4Addr, TcpListener};
@@ -73,10 +74,27 @@ async fn acknowledged_writes_survive_a_kill_and_a_restart() {
 }
 
 #[tokio::test]
+async fn without_persistence_a_restart_comes_back_empty() {
+    within(async {
+        let mut redis = start(RedisOptions { appendonly: false, ..Default::default() }).await;
+        assert_eq!(redis.command(&["SET", "k", "v"]).unwrap(), "OK");
+        assert!(redis.info("persistence").unwrap().contains("aof_enabled:0"));
+        redis.kill().unwrap();
+        redis.restart().await.unwrap_or_else(|e| panic!("restart failed: {e}\n{}", redis.log()));
+        assert_eq!(redis.command(&["GET", "k"]).unwrap(), "(nil)", "log:\n{}", redis.log());
+        assert_eq!(redis.command(&["DBSIZE"]).unwrap(), "0");
+    })
+    .await
+}
+
+#[tokio::test]
 async fn options_reach_the_server_and_a_taken_port_fails_the_restart() {
     within(async {
-        let options =
-            RedisOptions { appendfsync: Appendfsync::Everysec, maxmemory_policy: Some("allkeys-lru".into()) };
+        let options = RedisOptions {
+            appendfsync: Appendfsync::Everysec,
+            maxmemory_policy: Some("allkeys-lru".into()),
+            ..Default::default()
+        };
         let mut redis = start(options).await;
         let policy = redis.command(&["CONFIG", "GET", "maxmemory-policy"]).unwrap();
         assert_eq!(policy, "maxmemory-policy\nallkeys-lru");

@@ -107,8 +107,8 @@ pub fn assert_polls_soon(r: Readiness, what: &str) {
 }
 
 /// Sends one call of the frontier's function, with the arguments laid out as `frontier.lua`
-/// reads them (op, incarnation, no slots given back, no requests handed back, no host
-/// adjustments, no counters, the op's own).
+/// reads them (op, incarnation, no crawl id (a call from outside a crawl), no slots given
+/// back, no requests handed back, no host adjustments, no counters, the op's own).
 /// The library is loaded under a test name of its own.
 pub fn script_call(redis: &Redis, crawl: &str, op: &str, inc: &str, args: &[&str]) -> String {
     let library = format!(
@@ -118,7 +118,7 @@ pub fn script_call(redis: &Redis, crawl: &str, op: &str, inc: &str, args: &[&str
     let loaded = redis.command(&["FUNCTION", "LOAD", "REPLACE", &library]).expect("FUNCTION LOAD");
     assert!(!loaded.starts_with('-'), "FUNCTION LOAD: {loaded}");
     let prefix = format!("kumo:{{{crawl}}}:");
-    let mut all = vec!["FCALL", "kumo_test", "1", &prefix, op, inc, "0", "0", "0", "0"];
+    let mut all = vec!["FCALL", "kumo_test", "1", &prefix, op, inc, "", "0", "0", "0", "0"];
     all.extend_from_slice(args);
     let reply = redis.command(&all).expect("FCALL");
     assert!(!reply.starts_with('-'), "{op}: {reply}");

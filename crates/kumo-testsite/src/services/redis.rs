@@ -1,6 +1,6 @@
 //! A throwaway Redis server for tests: `redis-server` on a free loopback port and a Unix socket
 //! in a temporary directory, with an append-only file so a killed server can be restarted with
-//! its data.
+//! its data (or, with `appendonly: false`, none: a restart comes back empty).
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -73,12 +73,21 @@ impl Appendfsync {
     }
 }
 
-/// How the server is configured; the append-only file is always on.
-#[derive(Debug, Clone, Default)]
+/// How the server is configured.
+#[derive(Debug, Clone)]
 pub struct RedisOptions {
+    /// The append-only file (on by default). Off, the server keeps no data at all (`--appendonly
+    /// no --save ""`): a restart comes back empty, as a server run without persistence does.
+    pub appendonly: bool,
     pub appendfsync: Appendfsync,
     /// `maxmemory-policy`; `None` leaves the server's default (`noeviction`).
     pub maxmemory_policy: Option<String>,
+}
+
+impl Default for RedisOptions {
+    fn default() -> Self {
+        RedisOptions { appendonly: true, appendfsync: Appendfsync::default(), maxmemory_policy: None }
+    }
 }
 
 /// A running Redis server; dropping it stops the server and removes its files.
@@ -158,7 +167,8 @@ impl Redis {
     }
 
     /// Starts the server again on the same port, socket, directory and options (killing it
-    /// first if it runs), so it replays its append-only file; returns once it answers PING.
+    /// first if it runs), so it replays its append-only file (without one it starts empty);
+    /// returns once it answers PING.
     /// Fails, with [`io::ErrorKind::AddrInUse`], if another process took the port meanwhile.
     pub async fn restart(&mut self) -> io::Result<()> {
         if self.server.is_some() {
@@ -290,7 +300,8 @@ fn launch(binary: &Path, dir: &Path, port: u16, options: &RedisOptions) -> io::R
         .arg(dir.join(SOCKET))
         .arg("--dir")
         .arg(dir)
-        .args(["--save", "", "--appendonly", "yes", "--appendfsync", options.appendfsync.as_str()])
+        .args(["--save", "", "--appendonly", if options.appendonly { "yes" } else { "no" }])
+        .args(["--appendfsync", options.appendfsync.as_str()])
         .args(["--daemonize", "no"])
         .arg("--logfile")
         .arg(&log)
