@@ -1,4 +1,4 @@
-//! Host pauses with the real binary: a day-long Retry-After on one URL pauses its host only
+//! Host pauses with the real binary: a 429 with a day-long Retry-After pauses its host only
 //! as long as --max-host-pause allows, the pause shows in `kumo frontier stats` and `kumo
 //! frontier hosts`, `--unpause` lifts it, and a resumed crawl waits no longer than its own cap.
 
@@ -10,11 +10,12 @@ use serde_json::Value;
 mod common;
 use common::{kumo_in, stderr};
 
-/// `/down` answers 503 with a day's Retry-After; `/a`, on the same host, comes after it.
+/// `/down` answers 429 with a day's Retry-After (a 429 speaks for its host; one URL's 503
+/// would only delay itself); `/a`, on the same host, comes after it.
 async fn site() -> TestServer {
     ServerBuilder::new()
         .fixture("/", Fixture::html("<a href=\"/down\">d</a><a href=\"/a\">a</a>"))
-        .fixture("/down", Fixture::status(503, "maintenance").with_header("retry-after", "86400"))
+        .fixture("/down", Fixture::status(429, "slow down").with_header("retry-after", "86400"))
         .fixture("/a", Fixture::html("a"))
         .start()
         .await

@@ -15,8 +15,15 @@ pub struct DownloaderConfig {
     pub user_agent: UserAgent,
     /// Time allowed to establish a connection (TCP + TLS).
     pub connect_timeout: Duration,
-    /// Time allowed for the whole exchange, body included.
+    /// Time allowed for the whole exchange, body included: also the body's total deadline.
     pub timeout: Duration,
+    /// The slowest a body may come, in bytes a second, measured over each
+    /// `min_body_window` from the answer's head on: a body that brings less in a window
+    /// (a trickle) is cut there as a timeout, which frees its host's slot long before
+    /// `timeout`, and is retried once at most (`FetchError::retry_limit`). 0: no minimum.
+    pub min_body_rate: u64,
+    /// The window `min_body_rate` is measured over; also the least time any body is given.
+    pub min_body_window: Duration,
     /// Most body bytes kept, counted after decompression.
     pub max_body_bytes: usize,
     /// Idle keep-alive connections kept per host.
@@ -84,6 +91,10 @@ impl Default for DownloaderConfig {
             user_agent: UserAgent::default(),
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(30),
+            // 1 KiB/s is slower than a dial-up modem: no real link is that slow for 10 s,
+            // while a trickle holds a slot for a third of `timeout` at most.
+            min_body_rate: 1024,
+            min_body_window: Duration::from_secs(10),
             max_body_bytes: 10 * 1024 * 1024,
             pool_idle_per_host: 64,
             decompress: true,

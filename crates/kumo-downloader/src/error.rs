@@ -24,6 +24,10 @@ pub struct FetchError {
     /// body cut at the cap (`Wire::truncated`), or one that did not decode. Its `body` is
     /// empty; its wire holds what came.
     pub partial: Option<Box<kumo_core::Response>>,
+    /// At most this many retries for this failure, when it deserves fewer than the crawl
+    /// allows: a body under the minimum rate is tried again once (the server may have been
+    /// busy a moment; a second trickle is how it serves that URL).
+    pub retry_limit: Option<u32>,
 }
 
 impl FetchError {
@@ -35,6 +39,7 @@ impl FetchError {
             module: None,
             status: None,
             partial: None,
+            retry_limit: None,
         }
     }
 

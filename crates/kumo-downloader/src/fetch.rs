@@ -170,13 +170,18 @@ impl Downloader {
             },
             _ => Vec::new(),
         };
-        let wire_body = match read_capped(&mut resp, cap).await {
+        let wire_body = match read_capped(&mut resp, cap, Meter::new(&self.cfg)).await {
             Ok(Read::Whole(b)) => b,
             Ok(cut) => {
                 let msg = format!("body exceeds the {cap}-byte cap");
                 return Err(self.failed(ErrorKind::TooLarge, msg, response, Some(cut)));
             }
-            Err((kind, msg)) => return Err(FetchError::new(kind, msg, response.request)),
+            Err(Broken::Net(kind, msg)) => return Err(FetchError::new(kind, msg, response.request)),
+            Err(Broken::Slow(msg)) => {
+                let mut e = FetchError::new(ErrorKind::Timeout, msg, response.request);
+                e.retry_limit = Some(1);
+                return Err(e);
+            }
         };
         let body = if codings.is_empty() {
             wire_body
@@ -249,20 +254,92 @@ enum Read {
     Cut(Bytes),
 }
 
+/// Why a body could not be read whole.
+enum Broken {
+    /// The network (a reset, a timeout): its kind and what happened.
+    Net(ErrorKind, String),
+    /// It came slower than `DownloaderConfig::min_body_rate`.
+    Slow(String),
+}
+
+/// Checks a body's pace window by window (`DownloaderConfig::min_body_rate`): each window
+/// from the answer's head on must bring `least` bytes. Tumbling windows, so a trickle is cut
+/// one window after its head, and a stall as soon as its window ends.
+struct Meter {
+    least: u64,
+    window: Duration,
+    ends: tokio::time::Instant,
+    got: u64,
+}
+
+impl Meter {
+    fn new(cfg: &DownloaderConfig) -> Option<Meter> {
+        let window = cfg.min_body_window;
+        if cfg.min_body_rate == 0 || window.is_zero() {
+            return None;
+        }
+        // `as` saturates: an absurd rate asks for all there is.
+        let least = (cfg.min_body_rate as f64 * window.as_secs_f64()).ceil() as u64;
+        Some(Meter { least, window, ends: tokio::time::Instant::now() + window, got: 0 })
+    }
+
+    /// At the end of a window (or past it): refuses one that brought too little, else starts
+    /// the next.
+    fn window_ended(&mut self, total: usize) -> Result<(), Broken> {
+        if self.got < self.least {
+            let rate = self.least as f64 / self.window.as_secs_f64();
+            return Err(Broken::Slow(format!(
+                "the body came slower than {rate:.0} bytes/s: {} bytes in {:.1} s, {total} in all",
+                self.got,
+                self.window.as_secs_f64()
+            )));
+        }
+        // From when this one was found over: a chunk that came late opens the next in full.
+        self.ends = self.ends.max(tokio::time::Instant::now()) + self.window;
+        self.got = 0;
+        Ok(())
+    }
+}
+
 /// Reads the body as it comes (its content coding kept), holding at most `cap` bytes: one
-/// longer is cut there.
-async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> Result<Read, (ErrorKind, String)> {
+/// longer is cut there. With a `meter`, a body slower than its minimum is given up.
+async fn read_capped(
+    resp: &mut reqwest::Response,
+    cap: usize,
+    mut meter: Option<Meter>,
+) -> Result<Read, Broken> {
     let hint = resp.content_length().map_or(16 * 1024, |n| n as usize).min(cap);
     let mut first: Option<Bytes> = None;
     let mut buf: Option<BytesMut> = None;
     let mut total = 0usize;
     let mut cut = false;
+    // Ends with the body, its cap, a failure, or a window that brought too little.
     loop {
-        let mut chunk = match resp.chunk().await {
+        let next = match &mut meter {
+            // `chunk` takes a frame only when it is ready, so the timer may drop it unharmed.
+            Some(m) => match tokio::time::timeout_at(m.ends, resp.chunk()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    m.window_ended(total)?;
+                    continue;
+                }
+            },
+            None => resp.chunk().await,
+        };
+        let mut chunk = match next {
             Ok(Some(c)) => c,
             Ok(None) => break,
-            Err(e) => return Err(body_error(&e, total)),
+            Err(e) => {
+                let (kind, message) = body_error(&e, total);
+                return Err(Broken::Net(kind, message));
+            }
         };
+        if let Some(m) = &mut meter {
+            m.got += chunk.len() as u64;
+            if tokio::time::Instant::now() >= m.ends {
+                m.window_ended(total + chunk.len())?;
+            }
+        }
         if total + chunk.len() > cap {
             chunk.truncate(cap - total);
             cut = true;

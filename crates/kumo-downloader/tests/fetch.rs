@@ -1,8 +1,9 @@
 //! The downloader against the local test server: statuses, typed failures, the body cap
-//! (also on decompressed bytes), content-encodings and charsets.
+//! (also on decompressed bytes), the body's deadline and minimum rate, content-encodings and
+//! charsets.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kumo_core::{ErrorKind, Request, Url};
@@ -59,13 +60,57 @@ async fn a_refused_connection_is_a_connect_error_that_returns_the_request() {
     assert_eq!(e.request.url.as_str(), "http://127.0.0.1:1/x");
 }
 
+/// A body slower than the minimum rate is cut as a timeout one window after its head, long
+/// before the request's deadline, and is to be tried again once at most: a trickle and a
+/// stall alike. A body that keeps the pace, and a slow one done within its first window,
+/// come whole.
+#[tokio::test]
+async fn a_body_under_the_minimum_rate_is_cut_after_one_window() {
+    let server = ServerBuilder::new()
+        .fixture("/trickle", Fixture::html(&"z".repeat(200)).trickle(1, Duration::from_millis(100)))
+        .fixture("/stall", Fixture::html(&"z".repeat(200)).trickle(100, Duration::from_secs(30)))
+        .fixture("/steady", Fixture::html(&"s".repeat(3000)).trickle(300, Duration::from_millis(100)))
+        .fixture("/short", Fixture::html("abc").trickle(1, Duration::from_millis(100)))
+        .start()
+        .await
+        .unwrap();
+    let d = downloader(DownloaderConfig {
+        timeout: Duration::from_secs(20),
+        min_body_rate: 1000,
+        min_body_window: Duration::from_secs(1),
+        ..Default::default()
+    });
+    for path in ["/trickle", "/stall"] {
+        let started = Instant::now();
+        let e = d.fetch(get(&server.url(path))).await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(e.kind, ErrorKind::Timeout, "{path}: {e}");
+        assert!(e.message.contains("slower than 1000 bytes/s"), "{path}: {e}");
+        assert_eq!(e.retry_limit, Some(1), "{path}");
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(5),
+            "{path}: cut after {took:?}"
+        );
+    }
+    let r = d.fetch(get(&server.url("/steady"))).await.unwrap();
+    assert_eq!(r.body.len(), 3000);
+    let r = d.fetch(get(&server.url("/short"))).await.unwrap();
+    assert_eq!(&r.body[..], b"abc");
+}
+
+/// The request's deadline is also the body's total deadline; its timeout is retried as often
+/// as the crawl allows (no `retry_limit`).
 #[tokio::test]
 async fn a_slow_body_times_out() {
     let slow = Fixture::html(&"z".repeat(1000)).trickle(100, Duration::from_millis(100));
     let server = ServerBuilder::new().fixture("/slow", slow).start().await.unwrap();
-    let d = downloader(DownloaderConfig { timeout: Duration::from_millis(300), ..Default::default() });
+    let d = downloader(DownloaderConfig {
+        timeout: Duration::from_millis(300),
+        min_body_rate: 0,
+        ..Default::default()
+    });
     let e = d.fetch(get(&server.url("/slow"))).await.unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
+    assert_eq!((e.kind, e.retry_limit), (ErrorKind::Timeout, None), "{e}");
 }
 
 #[tokio::test]

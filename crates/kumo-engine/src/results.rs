@@ -4,12 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use kumo_core::{ErrorKind, Item, SkipReason, Stage};
-use kumo_frontier::{Completion, FailureRecord};
+use kumo_frontier::{Completion, FailureRecord, HostAdjustment};
 use serde::{Deserialize, Serialize};
 
+use crate::pauses::Answer;
 use crate::run::Parts;
 use crate::stages::{Outcome, PageResult};
 use crate::{CrawlConfig, CrawlError};
@@ -215,38 +216,9 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                 }
             }
             Outcome::RetryableStatus { status, retry_after, request } => {
-                tally.pages += 1;
-                *tally.by_status.entry(status).or_default() += 1;
-                let retries = request.retries;
-                if retries >= cfg.max_retries {
-                    tally.error(Stage::Downloader, ErrorKind::Status);
-                }
-                retry_or_fail(cfg, tally, lease, retries, retry_after, || {
-                    tally_failure_status(parts, status, &request.url)
-                })
+                retryable_status(parts, tally, lease, status, retry_after, &request).await
             }
-            Outcome::Failed(e) => {
-                tally.error(Stage::Downloader, e.kind);
-                parts.progress.errors.fetch_add(1, Ordering::Relaxed);
-                let err = CrawlError {
-                    stage: Stage::Downloader,
-                    kind: e.kind,
-                    module: e.module.clone(),
-                    url: Some(e.request.url.to_string()),
-                    message: e.message.clone(),
-                };
-                cfg.listeners.error(&err);
-                parts.errors.send(err);
-                let retries = if e.kind.is_retryable() { e.request.retries } else { u32::MAX };
-                retry_or_fail(cfg, tally, lease, retries, None, || FailureRecord {
-                    url: e.request.url.to_string(),
-                    kind: e.kind,
-                    message: e.message,
-                    attempts: e.request.retries + 1,
-                    last_status: e.status,
-                    at: SystemTime::now(),
-                })
-            }
+            Outcome::Failed(e) => failed_fetch(parts, tally, lease, e),
             Outcome::Skipped(reason) => {
                 tally.skip(reason, 1);
                 Completion::Done { lease, discovered: Vec::new(), page: None }
@@ -263,6 +235,72 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
     parts.progress.pages.store(tally.pages, Ordering::Relaxed);
     parts.progress.items.store(tally.items, Ordering::Relaxed);
     Prepared { pushes: extra, completions, items, item_sources }
+}
+
+/// A 429 or 5xx answer: its host paused when the answer speaks for the host (`pauses.rs`),
+/// before the completion re-queues anything for it; the request retried after its own
+/// `Retry-After` (capped) or back-off, or failed once its retries are spent.
+async fn retryable_status(
+    parts: &Parts,
+    tally: &mut Tally,
+    lease: kumo_frontier::LeaseId,
+    status: u16,
+    retry_after: Option<Duration>,
+    request: &kumo_core::Request,
+) -> Completion {
+    let cfg = &*parts.cfg;
+    tally.pages += 1;
+    *tally.by_status.entry(status).or_default() += 1;
+    let host = request.host_key();
+    let answer = Answer { host: &host, url: &request.url, status, retry_after, retries: request.retries };
+    let pause =
+        parts.pauses.lock().unwrap_or_else(|e| e.into_inner()).on_answer(cfg, &answer, Instant::now());
+    if let Some(pause) = pause {
+        let adjust = HostAdjustment { pause: Some(pause), ..Default::default() };
+        if let Err(e) = parts.frontier.adjust_host(&host, adjust).await {
+            storage_error(parts, tally, e);
+        }
+    }
+    let retries = request.retries;
+    if retries >= cfg.max_retries {
+        tally.error(Stage::Downloader, ErrorKind::Status);
+    }
+    let after = retry_after.map(|d| d.min(cfg.max_retry_after));
+    retry_or_fail(cfg, tally, lease, retries, after, || tally_failure_status(parts, status, &request.url))
+}
+
+/// A fetch that got no whole answer: reported, then retried if its kind and retries allow.
+fn failed_fetch(
+    parts: &Parts,
+    tally: &mut Tally,
+    lease: kumo_frontier::LeaseId,
+    e: kumo_downloader::FetchError,
+) -> Completion {
+    let cfg = &*parts.cfg;
+    tally.error(Stage::Downloader, e.kind);
+    parts.progress.errors.fetch_add(1, Ordering::Relaxed);
+    let err = CrawlError {
+        stage: Stage::Downloader,
+        kind: e.kind,
+        module: e.module.clone(),
+        url: Some(e.request.url.to_string()),
+        message: e.message.clone(),
+    };
+    cfg.listeners.error(&err);
+    parts.errors.send(err);
+    // A failure may deserve fewer retries than the crawl allows (a body too slow is tried
+    // again once: `FetchError::retry_limit`).
+    let most = e.retry_limit.map_or(cfg.max_retries, |l| l.min(cfg.max_retries));
+    let retries =
+        if e.kind.is_retryable() && e.request.retries < most { e.request.retries } else { u32::MAX };
+    retry_or_fail(cfg, tally, lease, retries, None, || FailureRecord {
+        url: e.request.url.to_string(),
+        kind: e.kind,
+        message: e.message,
+        attempts: e.request.retries + 1,
+        last_status: e.status,
+        at: SystemTime::now(),
+    })
 }
 
 /// The failure record of a request whose retries all met a retryable status.

@@ -81,6 +81,8 @@ pub(crate) enum Outcome {
     /// The server answered with a status worth trying again (429, 5xx).
     RetryableStatus {
         status: u16,
+        /// The answer's `Retry-After`, uncapped: the scheduler caps it for the request's
+        /// retry and for a pause of its host.
         retry_after: Option<Duration>,
         request: Box<Request>,
     },
@@ -338,24 +340,25 @@ pub(crate) async fn parse_task(
         let latency = f.result.as_ref().ok().map(|r| r.latency);
         let mut archive = f.archive;
         let record = stage.cfg.warc.as_ref().map(|w| &w.record);
-        let (outcome, adjust) = match f.result {
+        let outcome = match f.result {
             Ok(resp) => {
                 let mut outlinks = record.map(|_| Vec::new());
-                let (outcome, adjust) = stage.analyze(&module, &resp, outlinks.as_mut());
+                let outcome = stage.analyze(&module, &resp, outlinks.as_mut());
                 if let Some(opts) = record {
                     let links = outlinks.unwrap_or_default();
                     archive.extend(archive::records(opts, &resp, &links, revisit_of(&outcome)));
                 }
-                (outcome, adjust)
+                outcome
             }
             Err(mut e) => {
                 if let (Some(opts), Some(partial)) = (record, e.partial.take()) {
                     archive.extend(archive::records(opts, &partial, &[], None));
                 }
-                (Outcome::Failed(e), None)
+                Outcome::Failed(e)
             }
         };
-        let result = PageResult { lease: f.lease, outcome, adjust, extra: f.extra, sample, latency, archive };
+        let result =
+            PageResult { lease: f.lease, outcome, adjust: None, extra: f.extra, sample, latency, archive };
         if results.send(result).await.is_err() {
             break;
         }
@@ -385,29 +388,13 @@ impl ParseStage {
         module: &AnalyzerModule,
         resp: &Response,
         outlinks: Option<&mut Vec<String>>,
-    ) -> (Outcome, Option<(String, HostAdjustment)>) {
+    ) -> Outcome {
         self.cfg.listeners.after_fetch(resp);
         let status = resp.status.as_u16();
         if is_retryable_status(status) {
+            // The scheduler decides whether it pauses the host (`pauses.rs`).
             let retry_after = retry_after(resp);
-            // 429 and 503 with a Retry-After ask the whole host to wait: it does, up to the
-            // cap, so one URL cannot stall a site for a day. A bare 429 still says "too many
-            // requests": the host waits the request's back-off. Any other failure (a flaky
-            // page's 500, a bare 503) backs off the request alone.
-            let pause = match (status, retry_after) {
-                (429 | 503, Some(wait)) => Some(wait),
-                (429, None) => Some(self.cfg.retry_backoff.saturating_mul(1 << resp.request.retries.min(16))),
-                _ => None,
-            }
-            .map(|wait| wait.min(self.cfg.max_host_pause));
-            let adjust = pause
-                .filter(|p| !p.is_zero())
-                .map(|p| (resp.request.host_key(), HostAdjustment { pause: Some(p), ..Default::default() }));
-            let retry_after = retry_after.map(|d| d.min(self.cfg.max_retry_after));
-            return (
-                Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request.clone()) },
-                adjust,
-            );
+            return Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request.clone()) };
         }
         module.counters.called();
         module.counters.accepted();
@@ -441,7 +428,7 @@ impl ParseStage {
                     page,
                     change: Some(Change::Unchanged { saved }),
                 };
-                return (outcome, None);
+                return outcome;
             }
         }
         let mut discovered = Vec::new();
@@ -553,22 +540,19 @@ impl ParseStage {
             }
             (Some(_), _) => Some(Change::Changed),
         };
-        (
-            Outcome::Page {
-                status,
-                bytes,
-                discovered,
-                items,
-                skips,
-                errors,
-                script_hooks,
-                failure,
-                shape,
-                page,
-                change,
-            },
-            None,
-        )
+        Outcome::Page {
+            status,
+            bytes,
+            discovered,
+            items,
+            skips,
+            errors,
+            script_hooks,
+            failure,
+            shape,
+            page,
+            change,
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //!
 //! A non-2xx answer never lowers the delay (error pages and redirects are small and quick, and
 //! would speed up a struggling server); a failed fetch has no latency and changes nothing
-//! (429 and 503 still pause the host through `Retry-After`). A host starts at `start_delay`
+//! (a 429 still pauses the host, as do 503s from several URLs: `pauses.rs`). A host starts at `start_delay`
 //! as soon as the crawl has work for it, before its first request goes out.
 //!
 //! The delay is *learned* state the frontier keeps per host ([`HostAdjustment::learned_delay`]):

@@ -1,12 +1,14 @@
 //! Retries as the server sees them: what a server's numbers may do to the crawl (nothing
-//! worse than a capped wait), bodies cut short, and a retried request waiting alone while its
-//! host goes on.
+//! worse than a capped wait), bodies cut short or trickled, a retried request waiting alone
+//! while its host goes on, and which answers pause the whole host (a 429, 503s from several
+//! URLs; each URL once).
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{config, crawl, status};
+use common::{config, crawl, crawl_keeping_frontier, status};
+use kumo_frontier::Frontier;
 use kumo_testsite::{Fixture, Hit, ServerBuilder};
 
 fn links(paths: &[&str]) -> String {
@@ -129,14 +131,60 @@ async fn a_bare_429_pauses_its_host_for_the_back_off() {
     }
 }
 
-/// A `Retry-After` of a day pauses the host only up to the pause cap; the request itself
-/// waits the retry cap.
+/// A day's `Retry-After` on one URL delays that URL alone: the host's fifty other pages all
+/// come before its retry, the crawl ends in seconds (a pause of the host would last 40 s),
+/// and the host is never paused, not even when the retries answer the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_day_long_retry_after_pauses_the_host_up_to_the_cap() {
-    let day = Fixture::status(503, "maintenance").with_header("retry-after", "86400");
+async fn a_day_long_retry_after_delays_only_its_url() {
+    let day = || Fixture::status(503, "maintenance").with_header("retry-after", "86400");
+    let pages: Vec<String> = (0..50).map(|i| format!("/p{i}")).collect();
+    let paths: Vec<&str> = std::iter::once("/down").chain(pages.iter().map(String::as_str)).collect();
+    let mut b = ServerBuilder::new()
+        .fixture("/", Fixture::html(&links(&paths)))
+        .fixture_sequence("/down", vec![day(), day(), Fixture::html("back")]);
+    for p in &pages {
+        b = b.fixture(p, Fixture::html(p));
+    }
+    let server = b.start().await.unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    cfg.politeness.default.parallelism = 2;
+    cfg.max_retry_after = Duration::from_millis(1500);
+    cfg.max_host_pause = Duration::from_secs(40);
+    let started = Instant::now();
+    let (summary, items, frontier) = crawl_keeping_frontier(cfg).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "the crawl waited out a pause: {took:?}");
+    assert_eq!(items.len(), 52);
+    assert_eq!(summary.retries, 2);
+    let hits = server.hits();
+    let down = hits_of(&hits, "/down");
+    assert_eq!(down.len(), 3);
+    assert!(
+        down[1].duration_since(down[0]) >= Duration::from_millis(1500),
+        "the URL waited its capped Retry-After"
+    );
+    for p in &pages {
+        let at = hits_of(&hits, p);
+        assert!(at.len() == 1 && at[0] < down[1], "{p} came once, before the retry: {at:?}");
+    }
+    let hosts = frontier.hosts().await.unwrap();
+    assert!(hosts.iter().all(|h| h.paused_for.is_none()), "the host was paused: {hosts:?}");
+}
+
+/// 503s with a `Retry-After` from three different URLs of a host speak for the host: it is
+/// paused from the third on, for the shortest wait they asked for; the first two did not
+/// pause it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_afters_from_three_urls_pause_the_host() {
+    let down = |secs: &str, path: &str| {
+        vec![Fixture::status(503, "busy").with_header("retry-after", secs), Fixture::html(path)]
+    };
     let server = ServerBuilder::new()
-        .fixture("/", Fixture::html(&links(&["/down", "/a", "/b"])))
-        .fixture_sequence("/down", vec![day, Fixture::html("back")])
+        .fixture("/", Fixture::html(&links(&["/d1", "/d2", "/d3", "/a", "/b"])))
+        .fixture_sequence("/d1", down("60", "/d1"))
+        .fixture_sequence("/d2", down("3", "/d2"))
+        .fixture_sequence("/d3", down("86400", "/d3"))
         .fixture("/a", Fixture::html("a"))
         .fixture("/b", Fixture::html("b"))
         .start()
@@ -145,20 +193,101 @@ async fn a_day_long_retry_after_pauses_the_host_up_to_the_cap() {
     let mut cfg = config(&server.url("/"));
     cfg.robots.obey = false;
     cfg.politeness.default.parallelism = 1;
-    cfg.max_retry_after = Duration::from_millis(500);
-    cfg.max_host_pause = Duration::from_millis(300);
-    let started = Instant::now();
+    cfg.max_retry_after = Duration::from_secs(1);
+    cfg.max_host_pause = Duration::from_secs(20);
     let (summary, items) = crawl(cfg).await;
-    assert!(started.elapsed() < Duration::from_secs(20), "not a day: {:?}", started.elapsed());
-    assert_eq!(items.len(), 4);
-    assert_eq!(summary.retries, 1);
+    assert_eq!(items.len(), 6);
+    assert_eq!(summary.retries, 3);
     let hits = server.hits();
-    let down = hits_of(&hits, "/down")[0];
-    let after: Vec<&Hit> = hits.iter().filter(|h| h.at > down).collect();
+    let (d1, d2, d3) = (hits_of(&hits, "/d1"), hits_of(&hits, "/d2"), hits_of(&hits, "/d3"));
+    assert!(d2[0] < d1[1] && d3[0] < d1[1], "one or two URLs' 503s did not pause the host");
+    let after: Vec<&Hit> = hits.iter().filter(|h| h.at > d3[0]).collect();
+    assert_eq!(after.len(), 5, "three retries, /a and /b");
+    let first = after.iter().map(|h| h.at.duration_since(d3[0])).min().unwrap();
+    assert!(first >= Duration::from_secs(3), "the host was paused for the shortest wait: {first:?}");
+    assert!(first < Duration::from_secs(15), "not for the longest (20 s, the cap): {first:?}");
+}
+
+/// A 429 speaks for its host: it pauses the host, but one URL does so once. When its retry
+/// meets a 429 again, only the URL waits: the host's other pages come before its next try.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_pauses_its_host_once_per_url() {
+    let busy = || Fixture::status(429, "slow down").with_header("retry-after", "3");
+    let server = ServerBuilder::new()
+        .fixture("/", Fixture::html(&links(&["/busy", "/a", "/b", "/c"])))
+        .fixture_sequence("/busy", vec![busy(), busy(), Fixture::html("busy")])
+        .fixture("/a", Fixture::html("a"))
+        .fixture("/b", Fixture::html("b"))
+        .fixture("/c", Fixture::html("c"))
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    cfg.politeness.default.parallelism = 1;
+    cfg.max_retry_after = Duration::from_secs(1);
+    cfg.max_host_pause = Duration::from_secs(3);
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 5);
+    assert_eq!(summary.retries, 2);
+    let hits = server.hits();
+    let busy = hits_of(&hits, "/busy");
+    assert_eq!(busy.len(), 3);
     assert!(
-        after.iter().all(|h| h.at.duration_since(down) >= Duration::from_millis(300)),
-        "the host was paused for the cap"
+        hits.iter()
+            .filter(|h| h.at > busy[0])
+            .all(|h| h.at.duration_since(busy[0]) >= Duration::from_secs(3)),
+        "the first 429 paused the host"
     );
-    let retry = hits_of(&hits, "/down")[1];
-    assert!(retry.duration_since(down) >= Duration::from_millis(500), "the request waited the retry cap");
+    for p in ["/a", "/b", "/c"] {
+        assert!(
+            hits_of(&hits, p)[0] < busy[2],
+            "{p} came before the third try: the second 429 paused nothing"
+        );
+    }
+    assert!(busy[2].duration_since(busy[1]) >= Duration::from_secs(1), "the URL waited its own Retry-After");
+}
+
+/// Bodies that trickle (a byte every half second) do not hold their host: each is cut one
+/// window after its head, tried again once, and fails as a timeout, while the host's normal
+/// pages all come. Without the minimum rate, ten trickles over four slots would hold the host
+/// for 10 × 3 tries × the 10 s timeout / 4 = 75 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trickling_bodies_free_their_host_slots() {
+    let trickles: Vec<String> = (0..10).map(|i| format!("/t{i}")).collect();
+    let pages: Vec<String> = (0..40).map(|i| format!("/p{i}")).collect();
+    // The trickles first: they take every slot before a normal page can.
+    let paths: Vec<&str> = trickles.iter().chain(&pages).map(String::as_str).collect();
+    let mut b = ServerBuilder::new().fixture("/", Fixture::html(&links(&paths)));
+    for t in &trickles {
+        b = b.fixture(t, Fixture::html(&"z".repeat(500)).trickle(1, Duration::from_millis(500)));
+    }
+    for p in &pages {
+        b = b.fixture(p, Fixture::html(p));
+    }
+    let server = b.start().await.unwrap();
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    cfg.politeness.default.parallelism = 4;
+    cfg.downloader.min_body_rate = 100;
+    cfg.downloader.min_body_window = Duration::from_secs(1);
+    let started = Instant::now();
+    let (summary, items, frontier) = crawl_keeping_frontier(cfg).await;
+    let took = started.elapsed();
+    // 20 tries of about a second over 4 slots: some 5 s.
+    assert!(took < Duration::from_secs(20), "the trickles held the host: {took:?}");
+    assert_eq!(items.iter().filter(|i| status(i) == 200).count(), 41, "every normal page came");
+    let hits = server.hits();
+    for t in &trickles {
+        assert_eq!(hits_of(&hits, t).len(), 2, "{t}: tried again once, not twice");
+    }
+    assert_eq!(summary.failed, 10);
+    assert_eq!(summary.errors.get("downloader:timeout"), Some(&20), "{:?}", summary.errors);
+    let failures = frontier.failures().await.unwrap();
+    assert_eq!(failures.len(), 10);
+    for f in &failures {
+        assert_eq!(f.kind, kumo_core::ErrorKind::Timeout, "{}: {}", f.url, f.message);
+        assert!(f.message.contains("slower than 100 bytes/s"), "{}", f.message);
+        assert_eq!(f.attempts, 2, "{}", f.url);
+    }
 }

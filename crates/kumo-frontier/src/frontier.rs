@@ -127,9 +127,11 @@ impl FrontierStats {
 pub struct HostAdjustment {
     /// Raise the host's delay floor to at least this (robots.txt `Crawl-delay`).
     pub min_delay: Option<Duration>,
-    /// Hand out nothing for the host for this long from now (429/503 with `Retry-After`,
-    /// robots.txt unavailable). A pause is kept apart from the host's delay: it can be listed
-    /// ([`Frontier::hosts`]), capped and lifted ([`Frontier::cap_pauses`]).
+    /// Hand out nothing for the host for this long from now (the engine sends one for what
+    /// speaks for the whole host: a 429, 503s with `Retry-After` from several of its URLs,
+    /// robots.txt unavailable; never for one URL's 503). A pause is kept apart from the host's
+    /// delay: it can be listed ([`Frontier::hosts`]), capped and lifted
+    /// ([`Frontier::cap_pauses`]).
     pub pause: Option<Duration>,
     /// Set the host's learned delay (adaptive throttle), lower or higher than before; it is
     /// raised to the rule's delay if below it.

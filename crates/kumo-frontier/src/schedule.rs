@@ -13,8 +13,9 @@
 //! when the buffer runs dry. The in-memory backend never spills.
 //!
 //! **Waits.** A retried request waits out its own back-off (`schedule/waits.rs`) while its
-//! host serves its other requests; only what the server asks of the whole host (a pause for
-//! 429/503 with `Retry-After`, robots.txt unavailable) or a delay holds the host. Pauses are
+//! host serves its other requests; only what the server asks of the whole host (a pause the
+//! engine decides on: a 429, 503s with `Retry-After` from several URLs, robots.txt
+//! unavailable) or a delay holds the host. Pauses are
 //! kept apart from delays, so they can be listed, capped and lifted. Every instant computed
 //! from a duration goes through [`later`], so no duration a server sends can overflow.
 
@@ -100,8 +101,7 @@ struct Host {
     /// Until when the host is held whatever its delay (deferral waits, a restored spacing): a
     /// lowered delay never moves `next_at` before this.
     hold_until: Instant,
-    /// Until when the server asked the whole host to wait (429/503 with `Retry-After`,
-    /// robots.txt unavailable). Apart from `next_at` so it can be shown, capped and lifted.
+    /// Until when the server asked the whole host to wait (`HostAdjustment::pause`). Apart from `next_at` so it can be shown, capped and lifted.
     paused_until: Option<Instant>,
     /// Retried requests waiting out their own back-off, by when they may go and sequence.
     /// Counted in `queued`; each goes back to the front of its level when due.

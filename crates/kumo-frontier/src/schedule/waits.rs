@@ -3,9 +3,10 @@
 //!
 //! A retry backs off the request, not the host: a site with a few flaky pages is crawled at
 //! its usual pace while each flaky page waits out its back-off apart (`Host::backoff`), then
-//! goes back to the front of its level. Only the server's word holds the whole host (a pause:
-//! 429/503 with `Retry-After`, robots.txt unavailable); pauses can be listed, capped and
-//! lifted, so one URL's day-long `Retry-After` never stalls a site beyond what the user allows.
+//! goes back to the front of its level; one URL's `Retry-After` is such a back-off. Only the
+//! server's word about the whole host holds it (a pause: a 429, 503s with `Retry-After` from
+//! several URLs, robots.txt unavailable; the engine decides, `pauses.rs`); pauses can be
+//! listed, capped and lifted, so no pause stalls a site beyond what the user allows.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

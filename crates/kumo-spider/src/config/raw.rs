@@ -55,7 +55,8 @@ pub(super) struct RawSite {
     pub max_errors: u64,
     #[serde(default = "yes")]
     pub obey_robots: bool,
-    /// The longest a server may pause a whole host (429/503 with `Retry-After`), in seconds;
+    /// The longest a server may pause a whole host (a 429, 503s with `Retry-After` from
+    /// several URLs), in seconds;
     /// the engine's default (300) when left out.
     pub max_host_pause_secs: Option<u64>,
     /// The longest one request waits for its retry when `Retry-After` asks for more, in
