@@ -74,6 +74,7 @@ impl Committer {
             item_tx: item_tx.clone(),
             warc: parts.warc.clone(),
             warc_failure: parts.warc_failure.clone(),
+            commit_failure: parts.commit_failure.clone(),
         };
         // Saved with the commit: everything counted so far, with what it finds seen.
         self.running = Some(tokio::spawn(task.run(commit, tally.clone(), archive)));
@@ -120,6 +121,7 @@ struct CommitTask {
     item_tx: mpsc::Sender<ItemBatch>,
     warc: Option<Arc<Mutex<WarcWriter>>>,
     warc_failure: Arc<OnceLock<String>>,
+    commit_failure: Arc<OnceLock<String>>,
 }
 
 impl CommitTask {
@@ -158,7 +160,11 @@ impl CommitTask {
                     .then_some(ItemBatch { items: report.items, journaled_to: report.journaled_to });
                 (report.pushed.seen as u64, report.stats, batch, None)
             }
-            Err(e) => (0, None, None, Some(e)),
+            Err(e) => {
+                // The first failure stops the crawl and is the one named.
+                let _ = self.commit_failure.set(e.to_string());
+                (0, None, None, Some(e))
+            }
         };
         let stats = match stats {
             Some(s) => Some(s),

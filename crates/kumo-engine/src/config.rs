@@ -35,11 +35,19 @@ pub struct CrawlConfig {
     /// One downloader per proxy, chosen per request by score (the seeds' Registrar); empty
     /// means one direct downloader.
     pub proxies: Vec<String>,
-    /// Stop after this many fetches; 0 means no limit.
+    /// Stop after this many pages; 0 means no limit. Counts the crawl's pages (a re-crawl
+    /// round's), so a resumed crawl stops at the same total, unless `limits_per_run`.
     pub max_pages: u64,
-    /// Stop gracefully once this many items are committed; 0 means no limit. The pages in
-    /// flight then still finish, so their items come on top.
+    /// Write at most this many items, then stop gracefully; 0 means no limit. Counts the
+    /// items the crawl wrote (a re-crawl round's), unless `limits_per_run`. Items of pages
+    /// still in flight at the stop are held in the item journal, unwritten, for a resume with
+    /// a higher limit (an item a processor drops counts: the limit is on what reaches the
+    /// pipeline).
     pub max_items: u64,
+    /// `max_pages` and `max_items` count this run's pages and items, not the crawl's: each
+    /// run of a schedule (`kumo run`) has its own budget, even one that goes on with a round
+    /// an earlier run left unfinished.
+    pub limits_per_run: bool,
     /// Stop gracefully once this many errors were counted (any stage, retried ones too); 0
     /// means no limit.
     pub max_errors: u64,
@@ -51,9 +59,10 @@ pub struct CrawlConfig {
     pub retry_backoff: Duration,
     /// The longest `Retry-After` honored for one request's retry; longer ones are cut to this.
     pub max_retry_after: Duration,
-    /// The longest a server may pause a whole host (429/503 with `Retry-After`, or a
-    /// robots.txt answering 5xx); longer asks are cut to this, and so are pauses kept from an
-    /// earlier run when the crawl starts.
+    /// The longest a server may pause a whole host (a 429, 503s with `Retry-After` from
+    /// several of its URLs, or a robots.txt answering 5xx: `pauses.rs`); longer asks are cut
+    /// to this, and so are pauses kept from an earlier run when the crawl starts. 0: no
+    /// answer pauses a host.
     pub max_host_pause: Duration,
     pub robots: RobotsConfig,
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
@@ -105,6 +114,7 @@ impl Default for CrawlConfig {
             proxies: Vec::new(),
             max_pages: 0,
             max_items: 0,
+            limits_per_run: false,
             max_errors: 0,
             max_duration: None,
             max_retries: 2,

@@ -332,9 +332,12 @@ impl Engine {
             status: self.status.clone(),
             throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
             traps: std::sync::Mutex::new(TrapWatch::new(trap_warn_pages)),
+            pauses: std::sync::Mutex::default(),
             recent_failures: std::sync::Mutex::default(),
             warc: None,
             warc_failure: Arc::default(),
+            commit_failure: Arc::default(),
+            backlog: Vec::new(),
         });
         self.error_rx = Some(error_rx);
         self.registrar = Some(registrar);
@@ -381,19 +384,21 @@ impl Engine {
     /// Queues the seeds and starts the stages. A stopped engine resumes from its frontier.
     pub async fn start(&mut self) -> Result<(), EngineError> {
         let from = self.status.begin(Status::Starting)?;
-        let Some(parts) = self.parts.take() else {
+        let Some(mut parts) = self.parts.take() else {
             self.status.set(from);
             return Err(EngineError::NotRunning);
         };
         if !self.pipeline_opened {
-            if let Err(e) = open_pipeline(&parts).await {
+            if let Err(e) = open_pipeline(&mut parts).await {
                 self.parts = Some(parts);
                 self.status.set(from);
                 return Err(EngineError::Pipeline(e));
             }
             self.pipeline_opened = true;
         }
-        let mut parts = parts;
+        // Each run starts without the last one's failed commit (its store decides whether it
+        // takes writes again).
+        parts.commit_failure = Arc::default();
         if let Err(e) = open_archive(&mut parts).await {
             self.parts = Some(parts);
             self.status.set(from);

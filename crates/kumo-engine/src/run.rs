@@ -31,6 +31,7 @@ use tokio::task::JoinSet;
 use crate::analyze::Analyzer;
 use crate::commit::{self, Committer};
 use crate::group::Group;
+use crate::limits::Limits;
 use crate::live::{CrawlTotals, Live, LiveHost};
 use crate::registrar::Registrar;
 use crate::results::{ItemBatch, Tally, storage_error};
@@ -66,6 +67,8 @@ pub(crate) struct Parts {
     /// Fetched pages by URL shape, for the spider-trap warning. Only the scheduler touches
     /// it; a mutex only so `Parts` is `Sync`.
     pub traps: std::sync::Mutex<TrapWatch>,
+    /// Which retryable answers pause their host (`pauses.rs`). Only the scheduler touches it.
+    pub pauses: std::sync::Mutex<crate::pauses::HostPauses>,
     /// The last failures committed, for those watching. Only the scheduler writes it.
     pub recent_failures: std::sync::Mutex<crate::live::RecentFailures>,
     /// The WARC files (`CrawlConfig::warc`), opened when the run starts; the commit task
@@ -73,6 +76,12 @@ pub(crate) struct Parts {
     pub warc: Option<Arc<std::sync::Mutex<kumo_warc::WarcWriter>>>,
     /// Why the archive could not be written, once it could not: the crawl then stops.
     pub warc_failure: Arc<std::sync::OnceLock<String>>,
+    /// Why a commit failed, once one did: the crawl then stops, since what the state holds no
+    /// longer matches what the scheduler thinks it holds.
+    pub commit_failure: Arc<std::sync::OnceLock<String>>,
+    /// Items committed and not written yet (the journal's after the last checkpoint, then
+    /// those a run held back past `max_items`): the next run writes them first.
+    pub backlog: Vec<ItemBatch>,
 }
 
 impl Parts {
@@ -258,11 +267,6 @@ pub(crate) async fn run(
     }
     drop((fetched_rx, result_tx));
 
-    // The pipeline task sets `broken` when an output fails: the crawl then stops.
-    let (broken_tx, mut broken_rx) = watch::channel(false);
-    let pipe_task =
-        writer::spawn(parts.take_pipeline(), parts.journal.clone(), parts.errors.clone(), item_rx, broken_tx);
-
     // A resumed crawl counts on from its last commit.
     let mut tally = match parts.frontier.saved_counters().await {
         Ok(Some(bytes)) => Tally::restore(&bytes),
@@ -271,12 +275,27 @@ pub(crate) async fn run(
     for (reason, n) in std::mem::take(&mut tally_skips) {
         tally.skip(reason, n);
     }
+    let backlog = std::mem::take(&mut parts.backlog);
+    let limits = Limits::new(&cfg, &tally, writer::count(&backlog));
+
+    // The pipeline task sets `broken` when an output fails: the crawl then stops.
+    let (broken_tx, mut broken_rx) = watch::channel(false);
+    let pipe_task = writer::Writer {
+        pipeline: parts.take_pipeline(),
+        journal: parts.journal.clone(),
+        stream: parts.errors.clone(),
+        broken: broken_tx,
+        room: limits.item_room(),
+        backlog,
+    }
+    .spawn(item_rx);
+
     let pages_at_start = tally.pages;
     let mut in_flight = 0usize;
     // `max_pages` counts pages (results analyzed into page records), not leases: a lease can
     // end as robots.txt work (a deferral, a skip), a retry or a failure, and those must not
     // use up the budget. Pages done plus leases in flight never exceed it.
-    let mut pages_done = tally.done;
+    let mut pages_done = limits.pages_before();
     let mut cause: Option<StopCause> = None;
     // The message of the error that stopped the crawl, if one did.
     let mut stop_error: Option<String> = None;
@@ -318,6 +337,13 @@ pub(crate) async fn run(
             stopping = true;
             cause = Some(StopCause::OutputError);
         }
+        if let Some(why) = parts.commit_failure.get()
+            && cause != Some(StopCause::StorageError)
+        {
+            stopping = true;
+            cause = Some(StopCause::StorageError);
+            stop_error = Some(why.clone());
+        }
         if let Some(why) = parts.warc_failure.get()
             && cause != Some(StopCause::OutputError)
         {
@@ -330,7 +356,7 @@ pub(crate) async fn run(
             stopping = true;
             cause.get_or_insert(StopCause::MaxPages);
         }
-        if !stopping && cfg.max_items != 0 && tally.items >= cfg.max_items {
+        if !stopping && limits.items_reached(&tally) {
             stopping = true;
             cause.get_or_insert(StopCause::MaxItems);
         }
@@ -498,6 +524,8 @@ pub(crate) async fn run(
     for (k, v) in written.errors {
         *tally.errors.entry(k).or_default() += v;
     }
+    let held = writer::count(&written.held);
+    parts.backlog = written.held;
     match &written.failure {
         Some(f @ OutputFailure::Sink(_)) => {
             cause = Some(StopCause::OutputError);
@@ -505,7 +533,9 @@ pub(crate) async fn run(
         }
         Some(f @ OutputFailure::Journal(_)) => {
             cause = Some(StopCause::StorageError);
-            stop_error = Some(f.message().to_string());
+            // The frontier's failed write comes first when there was one: the journal's is
+            // then only its echo (the store takes no writes after one failed).
+            stop_error.get_or_insert_with(|| f.message().to_string());
         }
         None => {}
     }
@@ -543,6 +573,8 @@ pub(crate) async fn run(
         summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Stopped, cause);
     summary.stop_error = stop_error;
     summary.items_unwritten = written.unwritten;
+    summary.items = summary.items.saturating_sub(held);
+    summary.items_held = held;
     summary.warc_bytes = warc_bytes;
     summary.peak_memory_bytes = crate::summary::peak_memory().unwrap_or(0);
     summary.modules.pipelines = vec![pipeline_summary];
@@ -598,6 +630,7 @@ fn summary_of(
         done: tally.done,
         stop_error: None,
         items_unwritten: 0,
+        items_held: 0,
         frontier,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         trap_warnings: parts.traps.lock().unwrap_or_else(|e| e.into_inner()).warnings(),

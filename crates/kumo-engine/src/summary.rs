@@ -92,6 +92,8 @@ pub struct Summary {
     /// This run's pages per second.
     pub pages_per_sec: f64,
     pub bytes: u64,
+    /// Items written (given to the outputs), by this run and the runs it resumed; while the
+    /// run goes on, the items committed so far.
     pub items: u64,
     pub by_status: BTreeMap<u16, u64>,
     pub skipped: BTreeMap<SkipReason, u64>,
@@ -113,6 +115,9 @@ pub struct Summary {
     /// its last successful flush (with a durable state they are written when the crawl
     /// resumes).
     pub items_unwritten: u64,
+    /// Items committed but not written because `max_items` was reached: a durable state keeps
+    /// them for a resume with a higher limit; in memory they are gone.
+    pub items_held: u64,
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
     pub robots: RobotsStats,
@@ -210,6 +215,9 @@ impl fmt::Display for Summary {
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",
             self.retries, self.failed, self.frontier.queued, self.frontier.hosts
         )?;
+        if self.items_held > 0 {
+            writeln!(f, "  held back: {} items past the item limit, not written", self.items_held)?;
+        }
         if let Some(e) = &self.stop_error {
             writeln!(f, "  stopped by: {e} ({} items not confirmed written)", self.items_unwritten)?;
         }

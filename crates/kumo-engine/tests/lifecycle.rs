@@ -134,6 +134,36 @@ async fn max_pages_is_exact() {
     assert_eq!(common::page_hits(&server), 37);
 }
 
+/// `max_items` is exact: the items of the pages in flight at the limit are held, not written,
+/// and the engine started again writes them first, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_items_is_exact_and_a_restart_writes_what_was_held() {
+    let server = ServerBuilder::new()
+        .synthetic(SiteConfig { pages: 200, ..Default::default() })
+        .start()
+        .await
+        .unwrap();
+    let mut cfg = config(&server.url("/index.html"));
+    cfg.max_items = 10;
+    let sink = CollectSink::new();
+    let items = sink.items();
+    let mut engine = Engine::new();
+    engine.init(cfg.clone(), frontier(&cfg), vec![Box::new(sink)]).unwrap();
+    engine.start().await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    assert_eq!((first.stopped_by, first.items), (StopCause::MaxItems, 10));
+    assert_eq!(items.lock().unwrap().len(), 10);
+    assert!(first.items_held > 0, "16 requests in flight at the limit found more");
+
+    // A memory frontier keeps no counters: the run counts its own ten again.
+    engine.start().await.unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    assert_eq!(second.stopped_by, StopCause::MaxItems);
+    let urls: Vec<String> = items.lock().unwrap().iter().map(|i| i.get("url").unwrap().to_string()).collect();
+    let unique: std::collections::BTreeSet<&String> = urls.iter().collect();
+    assert_eq!((urls.len(), unique.len()), (20, 20), "ten more, none twice");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_duration_stops_gracefully() {
     let server = slow_site().await;
