@@ -318,3 +318,49 @@ async fn a_link_with_credentials_is_the_same_page_and_its_credentials_stay_out_o
     assert!(!out.contains("secret") && !out.contains("user:"), "no credentials in the output: {out}");
     assert_eq!(server.hits().iter().filter(|h| h.target == "/p.html").count(), 1, "fetched once");
 }
+
+/// A start URL typed without its scheme gets the full URL suggested, not "relative URL without
+/// a base": `https://` for a name, `http://` for an address or `localhost` (a local server).
+#[tokio::test]
+async fn a_start_url_without_its_scheme_gets_the_full_url_suggested() {
+    for (typed, meant) in [
+        ("example.com", "https://example.com/"),
+        ("127.0.0.1:8080/x", "http://127.0.0.1:8080/x"),
+        ("localhost:8080", "http://localhost:8080/"),
+    ] {
+        let o = kumo(&["crawl", typed]).await;
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{typed}: {e}");
+        assert!(
+            e.contains(&format!("start URL \"{typed}\" has no scheme; did you mean \"{meant}\"?")),
+            "{e}"
+        );
+    }
+}
+
+/// Rules that skip every start URL are a mistake in what was asked, said with the rule that
+/// skips it (once: a crawl of nothing that exited 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_that_skip_every_start_url_are_refused_by_name() {
+    let server =
+        ServerBuilder::new().synthetic(SiteConfig { pages: 5, ..Default::default() }).start().await.unwrap();
+    let start = server.url("/index.html");
+    for (flags, says) in [
+        (["--allow", "*/author/*"], "no --allow pattern matches it"),
+        (["--deny", "*/index.html"], "a --deny pattern matches it"),
+    ] {
+        let mut args = vec!["crawl", &start, "--memory", "-o", "-"];
+        args.extend(flags);
+        let o = kumo(&args).await;
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {e}");
+        assert!(e.contains(&format!("{start}: {says}")) && e.contains("would fetch nothing"), "{e}");
+    }
+    assert!(server.hits().is_empty(), "nothing fetched: {:?}", server.hits());
+    // One start the rules let through is enough.
+    let o =
+        kumo(&["crawl", &start, &server.url("/page/1.html"), "--memory", "--allow", "*/page/*", "-o", "-"])
+            .await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is skipped: no --allow pattern matches it"), "{}", stderr(&o));
+}

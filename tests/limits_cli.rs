@@ -1,20 +1,20 @@
-//! `--max-items` and `--max-errors` stop a crawl gracefully: by items written (exit 0), and by
-//! errors counted (exit 4, said on standard error), each named in the summary. Limits take
-//! memory by use, not by their size, and absurd or unsafe values are usage errors (exit 2).
+//! `--max-items` and `--max-errors` stop a crawl gracefully: at exactly so many items written
+//! (exit 0; the rest kept in the state for a resume), and by errors counted (exit 4, said on
+//! standard error), each named in the summary. Limits take memory by use, not by their size,
+//! and absurd or unsafe values are usage errors (exit 2).
 
 use kumo_testsite::{Fixture, ServerBuilder, SiteConfig};
 
 mod common;
-use common::{kumo, stderr};
+use common::{kumo, kumo_in, stderr};
 
 fn summary(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn max_items_stops_the_crawl_once_that_many_are_written() {
+async fn max_items_writes_exactly_that_many() {
     let site = SiteConfig { pages: 300, ..Default::default() };
-    let total = site.ground_truth().unique_urls;
     let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (out, sum) = (dir.path().join("pages.jsonl"), dir.path().join("summary.json"));
@@ -23,7 +23,7 @@ async fn max_items_stops_the_crawl_once_that_many_are_written() {
         &server.url("/index.html"),
         "--memory",
         "-c",
-        "4",
+        "8",
         "--max-items",
         "20",
         "-o",
@@ -33,11 +33,68 @@ async fn max_items_stops_the_crawl_once_that_many_are_written() {
     ])
     .await;
     assert!(o.status.success(), "{}", stderr(&o));
-    let written = std::fs::read_to_string(&out).unwrap().lines().count();
-    assert!((20..total).contains(&written), "stopped soon after 20 items: {written} of {total}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 20);
     let s = summary(&sum);
     assert_eq!(s["stopped_by"], "max-items");
-    assert_eq!(s["items"].as_u64().unwrap() as usize, written, "every item counted was written");
+    assert_eq!(s["items"], 20, "the summary counts what was written");
+}
+
+/// The URLs of a page-record output, in file order.
+fn urls(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["url"].to_string()).collect()
+}
+
+/// A durable crawl of `start` in `dir` into `pages.jsonl`, with `--max-items limit`.
+async fn crawl_in(dir: &std::path::Path, start: &str, limit: Option<&str>) -> std::process::Output {
+    let mut args =
+        vec!["crawl", start, "--state", "st", "-c", "8", "-o", "pages.jsonl", "--summary-json", "s.json"];
+    if let Some(n) = limit {
+        args.extend(["--max-items", n]);
+    }
+    let o = kumo_in(dir, &args).await;
+    assert!(o.status.success(), "{limit:?}: {}", stderr(&o));
+    o
+}
+
+/// Items of pages in flight when the limit is reached are held in the crawl's state, not
+/// written and not lost: a resume with a higher limit writes them first, and one without a
+/// limit writes the rest, every page once. The limit counts the crawl's items, as
+/// `--max-pages` counts its pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_with_a_higher_max_items_writes_the_rest_once() {
+    let site = SiteConfig { pages: 300, ..Default::default() };
+    let total = site.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, start) = (tmp.path(), server.url("/index.html"));
+    let (out, sum) = (dir.join("pages.jsonl"), dir.join("s.json"));
+
+    crawl_in(dir, &start, Some("77")).await;
+    let first = urls(&out);
+    assert_eq!(first.len(), 77);
+    let s = summary(&sum);
+    assert_eq!((s["stopped_by"].as_str(), s["items"].as_u64()), (Some("max-items"), Some(77)));
+    assert!(s["items_held"].as_u64().unwrap() > 0, "pages in flight found more: {s}");
+
+    // The same limit again: reached before anything is fetched.
+    let hits = server.hit_count();
+    crawl_in(dir, &start, Some("77")).await;
+    assert_eq!(urls(&out), first);
+    assert_eq!(server.hit_count(), hits, "nothing fetched");
+
+    crawl_in(dir, &start, Some("150")).await;
+    let second = urls(&out);
+    assert_eq!(second.len(), 150);
+    assert_eq!(second[..77], first[..], "the first run's items stay as they were");
+    assert_eq!(summary(&sum)["items"], 150, "the crawl's items, both runs'");
+
+    crawl_in(dir, &start, None).await;
+    let all = urls(&out);
+    assert_eq!(all[..150], second[..]);
+    let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!((all.len(), unique.len()), (total, total), "every page once");
+    assert_eq!(summary(&sum)["items_held"], 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -154,6 +154,56 @@ async fn a_run_killed_midway_goes_on_when_the_daemon_restarts() {
     server.shutdown().await;
 }
 
+/// A site's `max_pages` counts per run: each run goes on with the round the run before left
+/// at its limit and fetches as many pages again. (The limit once counted the round's pages,
+/// so run 2 stopped "after 0.00s" with the rest still queued.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_counts_per_run() {
+    let cfg = SiteConfig { pages: 60, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = scheduled_shop(&server, "max_pages = 10\nconcurrency = 4", "every = \"1s\"\ntimes = 3");
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let out = kumo_in(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = lines(&dir.path().join("runs.jsonl"));
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    for r in &runs {
+        let s = &r["summary"];
+        assert_eq!(
+            (s["stopped_by"].as_str(), s["pages_this_run"].as_u64()),
+            (Some("max-pages"), Some(10)),
+            "{s}"
+        );
+    }
+    let pages = page_hits(&server, 0);
+    let distinct: BTreeSet<&str> = pages.iter().map(|h| h.target.as_str()).collect();
+    assert_eq!((pages.len(), distinct.len()), (30, 30), "ten new pages a run, none twice");
+    assert_eq!(lines(&dir.path().join("products.jsonl")).len(), 30);
+    server.shutdown().await;
+}
+
+/// A site's `max_items` counts per run too, and is exact: the items of pages in flight at a
+/// run's limit are held in the state and written first by the next run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_items_counts_per_run() {
+    let cfg = SiteConfig { pages: 60, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
+    let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = scheduled_shop(&server, "max_items = 7\nconcurrency = 4", "every = \"1s\"\ntimes = 3");
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let out = kumo_in(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = lines(&dir.path().join("runs.jsonl"));
+    let stops: Vec<_> = runs.iter().map(|r| r["summary"]["stopped_by"].clone()).collect();
+    assert_eq!(stops, ["max-items"; 3]);
+    let products = lines(&dir.path().join("products.jsonl"));
+    assert_eq!(products.len(), 21, "seven a run");
+    let urls: BTreeSet<String> = page_hits(&server, 0).into_iter().map(|h| h.target).collect();
+    assert_eq!(urls.len(), page_hits(&server, 0).len(), "no page fetched twice");
+    server.shutdown().await;
+}
+
 /// The kept pages' records, by path: (interval_ms, checked_ms).
 async fn kept_pages(cwd: &Path, state: &str) -> std::collections::BTreeMap<String, (u64, u64)> {
     let out = kumo_in(cwd, &["frontier", "pages", "--state", state, "--json"]).await;

@@ -8,6 +8,8 @@ use std::process::Command;
 use kumo_testsite::ServerBuilder;
 use serde_json::Value;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -100,4 +102,27 @@ fn a_refused_spider_run_leaves_no_new_output_file() {
     }
     assert_eq!(std::fs::read_to_string(dir.path().join("taken.csv")).unwrap(), "someone else's data\n");
     assert_eq!(std::fs::read_to_string(dir.path().join("notes/x/mine.txt")).unwrap(), "mine");
+}
+
+/// A spider's `max_items` is exact too (it once wrote 67 items for 15): the items of the pages
+/// in flight at the limit are held in the site's state, not written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_max_items_writes_exactly_that_many() {
+    let site = kumo_testsite::SiteConfig { pages: 200, ..Default::default() };
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = common::shop_spider(&server.url("/index.html"), ("price", "span.price"));
+    let spider = spider.replacen("output = ", "max_items = 15\nconcurrency = 8\noutput = ", 1);
+    std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
+    let o = common::kumo_in(dir.path(), &["crawl", "shop.toml", "--state", "st", "--summary-json", "s.json"])
+        .await;
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("products.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 15);
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(
+        (s["shop"]["stopped_by"].as_str(), s["shop"]["items"].as_u64()),
+        (Some("max-items"), Some(15))
+    );
 }

@@ -422,9 +422,16 @@ pub struct CrawlArgs {
     /// A random browser User-Agent for each request.
     #[arg(long, conflicts_with = "user_agents")]
     pub random_user_agent: bool,
-    /// Seconds allowed for one whole request.
+    /// Seconds allowed for one whole request, its body included.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub timeout: f64,
+    /// A body slower than this many bytes a second over a --min-body-window is cut as a
+    /// timeout (a trickle), and retried once at most; 0: no minimum.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    pub min_body_rate: u64,
+    /// Seconds over which --min-body-rate is measured, window after window from the head on.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub min_body_window: f64,
     /// Largest body kept, in bytes after decompression.
     #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
     pub max_body: usize,
@@ -490,9 +497,9 @@ pub struct CrawlArgs {
     /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retries: u32,
-    /// The longest a server may pause a whole host, in seconds (429/503 with Retry-After,
-    /// or a robots.txt answering 5xx); a longer ask, or a pause kept from an earlier run, is
-    /// cut to this.
+    /// The longest a server may pause a whole host, in seconds (a 429, 503s with Retry-After
+    /// from 3 URLs, or a robots.txt answering 5xx); a longer ask, or a pause kept from an
+    /// earlier run, is cut to this.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub max_host_pause: f64,
     /// The longest one request waits before its retry when the server's Retry-After asks for

@@ -178,38 +178,33 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
 
     let pages = summary.pages.max(1) as f64;
     let peak = kumo_engine::peak_memory().unwrap_or(0);
-    println!("state:        {}", if durable { "embedded store (durable)" } else { "in memory" });
-    println!("pages:        {}", summary.pages);
-    println!("elapsed:      {:.2} s", summary.elapsed_secs);
-    println!("pages/s:      {:.0}", summary.pages_per_sec);
-    println!(
-        "cpu/page:     {:.1} µs ({:.2} s of CPU; {})",
-        cpu / pages * 1e6,
-        cpu,
-        cpu_split.split_per(pages)
-    );
-    println!("site's cpu:   {:.1} µs per page", site_cpu.total() / pages * 1e6);
-    println!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0));
+    out!("state:        {}", if durable { "embedded store (durable)" } else { "in memory" })?;
+    out!("pages:        {}", summary.pages)?;
+    out!("elapsed:      {:.2} s", summary.elapsed_secs)?;
+    out!("pages/s:      {:.0}", summary.pages_per_sec)?;
+    out!("cpu/page:     {:.1} µs ({:.2} s of CPU; {})", cpu / pages * 1e6, cpu, cpu_split.split_per(pages))?;
+    out!("site's cpu:   {:.1} µs per page", site_cpu.total() / pages * 1e6)?;
+    out!("peak memory:  {:.1} MiB", peak as f64 / (1024.0 * 1024.0))?;
     if let Some((asked, again, cpu2, site2)) = &again {
         let c = &again.changes;
         // A revisit round's summary counts its own work only.
         let bytes = again.bytes;
-        println!("recrawl:      {asked} pages asked again: {} unchanged, {} changed", c.unchanged, c.changed);
-        println!(
+        out!("recrawl:      {asked} pages asked again: {} unchanged, {} changed", c.unchanged, c.changed)?;
+        out!(
             "  elapsed:    {:.2} s ({:.2}× the first crawl's)",
             again.elapsed_secs,
             again.elapsed_secs / summary.elapsed_secs.max(1e-9)
-        );
+        )?;
         let asked = (*asked).max(1) as f64;
-        println!("  cpu/page:   {:.1} µs ({})", cpu2.total() / asked * 1e6, cpu2.split_per(asked));
-        println!("  site's cpu: {:.1} µs per page", site2.total() / asked * 1e6);
-        println!(
+        out!("  cpu/page:   {:.1} µs ({})", cpu2.total() / asked * 1e6, cpu2.split_per(asked))?;
+        out!("  site's cpu: {:.1} µs per page", site2.total() / asked * 1e6)?;
+        out!(
             "  body bytes: {bytes} ({:.1} % of the first crawl's)",
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
-        );
+        )?;
     }
     for lines in watching.iter().chain(&archiving).chain(&scripting).chain(&rendering) {
-        println!("{lines}");
+        out!("{lines}")?;
     }
     if a.json {
         let j = serde_json::json!({
@@ -218,7 +213,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             "cpu_kernel_secs": cpu_split.kernel, "site_cpu_secs": site_cpu.total(), "peak_rss_bytes": peak,
             "summary": summary,
         });
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        out!("{}", serde_json::to_string_pretty(&j)?)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -24,6 +24,9 @@ pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
             if s.ends_with(".toml") && Url::parse(s.trim()).is_err() {
                 bail!("no spider file {s:?} (kumo crawl takes a spider file that exists, or start URLs)");
             }
+            if let Some(full) = super::starts::with_scheme(s) {
+                bail!("start URL {s:?} has no scheme; did you mean {full:?}?");
+            }
             let url = Url::parse(s.trim()).with_context(|| format!("invalid start URL {s:?}"))?;
             if !matches!(url.scheme(), "http" | "https") {
                 bail!("start URL {s:?} is not http or https");
@@ -68,8 +71,13 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
         bail!("--timeout must be a positive number of seconds");
     }
     outcome::check_threshold(a.failure_threshold)?;
+    if !(a.min_body_window.is_finite() && a.min_body_window > 0.0) {
+        bail!("--min-body-window must be a positive number of seconds");
+    }
     let mut downloader = DownloaderConfig {
         timeout: seconds(a.timeout, "--timeout")?,
+        min_body_rate: a.min_body_rate,
+        min_body_window: seconds(a.min_body_window, "--min-body-window")?,
         max_body_bytes: a.max_body,
         ..Default::default()
     };
@@ -207,6 +215,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     // file and no state behind.
     cfg.check().map_err(|e| usage(e.into()))?;
     kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
+    super::starts::check_in_scope(&cfg.scope, &starts, super::starts::Rules::Flags).map_err(usage)?;
     let new_files = NewFiles::note(output_file(&a));
     let sink = open_output(&a).await?;
     let mut outputs = vec![sink.name()];
@@ -217,6 +226,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         crawl: crawl_name.clone(),
         outputs: &outputs,
         config_id: config_id(&cfg),
+        origin: super::state::url_origin(&starts),
         politeness: cfg.politeness.clone(),
         max_host_pause: cfg.max_host_pause,
         who: "",
@@ -227,6 +237,8 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,
         Err(e) => {
+            // Closed first: its lock would keep the file from looking unused.
+            drop(sink);
             new_files.remove();
             return Err(e);
         }

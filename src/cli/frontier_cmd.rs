@@ -77,7 +77,7 @@ async fn import(a: ImportArgs) -> Result<()> {
     if let Some(redis) = a.state.redis().await? {
         let r = redis.import(requests).await?;
         let crawl = &redis.config().crawl;
-        println!("queued {} requests ({} already seen) in crawl {crawl}", r.added, r.seen);
+        out!("queued {} requests ({} already seen) in crawl {crawl}", r.added, r.seen)?;
         return Ok(());
     }
     let mut out = std::io::stdout().lock();

@@ -1,6 +1,7 @@
 //! Logs on standard error, filtered by `-v`/`-q` or `RUST_LOG`, as text (coloured only on a
 //! terminal) or as JSON lines (`--log-format json`); and the status lines kumo prints there
-//! (summaries, "resuming from …"), which `-q` silences too.
+//! (summaries, "resuming from …"), which `-q` silences too. Neither ever panics on a closed
+//! standard error: the crawl goes on without them.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +40,12 @@ pub fn init(verbose: u8, quiet: bool, format: LogFormat) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let fmt = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // A log line that cannot be written is dropped: by default the subscriber reports that
+    // with `eprintln!`, which panics when standard error is closed (`2>&1 | head -1`).
+    let fmt = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     let _ = match format {
         // Colour codes only where a terminal shows them: not in a file or a pipe.
         LogFormat::Text => fmt.with_ansi(std::io::stderr().is_terminal()).try_init(),

@@ -6,9 +6,28 @@
 macro_rules! say {
     ($($t:tt)*) => {
         if !$crate::cli::logging::quiet() {
-            eprintln!($($t)*)
+            tell!($($t)*)
         }
     };
+}
+
+/// A line on standard error, even with `-q` (errors). Never panics as `eprintln!` does: with
+/// standard error closed (`kumo crawl … 2>&1 | head -1`) the line is lost and the command goes
+/// on, its work and state unharmed.
+macro_rules! tell {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
+/// A line on standard output, as `writeln!` (`out!(…)?`): a reader gone away is an error
+/// the command returns, which `main` takes for a quiet end, never a panic.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+    }};
 }
 
 mod args;
@@ -41,6 +60,7 @@ mod schedule_cmd;
 mod script_args;
 mod shell;
 mod spider;
+mod starts;
 mod state;
 mod state_cmd;
 mod testsite;
@@ -85,7 +105,7 @@ pub fn main() -> ExitCode {
     let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            tell!("error: cannot start the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -110,7 +130,7 @@ pub fn main() -> ExitCode {
         // A reader that stopped early (`kumo failures list | head`) is no failure.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            tell!("error: {e:#}");
             outcome::of_error(&e).into()
         }
     }

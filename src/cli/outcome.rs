@@ -6,6 +6,7 @@
 use std::process::ExitCode;
 
 use kumo_engine::{StopCause, Summary};
+use kumo_store_redis::StateGone;
 
 /// The exit statuses, as `kumo crawl --help` lists them.
 pub const EXIT_STATUS_HELP: &str = "\
@@ -107,11 +108,17 @@ pub fn of_crawl(
         "nothing to resume: the crawl kept no state (--memory)"
     };
     match summary.stopped_by {
+        StopCause::StorageError
+            if let Some(gone) = summary.stop_error.as_deref().and_then(StateGone::in_message) =>
+        {
+            state_gone(summary, who, gone);
+            return Exit::Error;
+        }
         StopCause::OutputError | StopCause::StorageError => {
             let what =
                 if summary.stopped_by == StopCause::OutputError { "an output" } else { "the crawl state" };
             let why = summary.stop_error.as_deref().unwrap_or("unknown error");
-            eprintln!("error: {who}the crawl stopped because {what} could not be written: {why}");
+            tell!("error: {who}the crawl stopped because {what} could not be written: {why}");
             if summary.items_unwritten > 0 {
                 let fate = if durable {
                     "they stay in the crawl's state and are written when it resumes"
@@ -120,7 +127,7 @@ pub fn of_crawl(
                 };
                 let n = summary.items_unwritten;
                 let items = if n == 1 { "item was" } else { "items were" };
-                eprintln!("  {n} {items} not confirmed written; {fate}");
+                tell!("  {n} {items} not confirmed written; {fate}");
             }
             return Exit::Error;
         }
@@ -129,22 +136,32 @@ pub fn of_crawl(
             return Exit::Stopped;
         }
         StopCause::MaxErrors => {
-            eprintln!("{who}stopped: --max-errors reached; {resume}");
+            tell!("{who}stopped: --max-errors reached; {resume}");
             return Exit::Failures;
         }
         StopCause::Drained | StopCause::MaxPages | StopCause::MaxItems | StopCause::MaxDuration => {}
     }
+    if summary.items_held > 0 {
+        let n = summary.items_held;
+        if durable {
+            say!(
+                "{who}{n} items past the item limit stay in the crawl's state: a resume with a higher limit writes them"
+            );
+        } else {
+            say!("{who}{n} items past the item limit were not written (the crawl kept no state: --memory)");
+        }
+    }
     if summary.pages == 0 && (summary.failed > 0 || !summary.errors.is_empty()) {
-        eprintln!("error: {who}no page could be fetched");
+        tell!("error: {who}no page could be fetched");
         for e in first_errors {
-            eprintln!("  {e}");
+            tell!("  {e}");
         }
         return Exit::Error;
     }
     let ended = summary.done + summary.failed;
     let share = if ended == 0 { 0.0 } else { 100.0 * summary.failed as f64 / ended as f64 };
     if share > threshold {
-        eprintln!(
+        tell!(
             "{who}{} of {ended} requests ({share:.0} %) failed for good, more than the {threshold} % \
              --failure-threshold allows",
             summary.failed
@@ -152,6 +169,31 @@ pub fn of_crawl(
         return Exit::Failures;
     }
     Exit::Finished
+}
+
+/// A crawl in Redis whose state is gone from under this worker: said as that, with what went
+/// with it (nothing is kept for a resume) and what to do.
+fn state_gone(summary: &Summary, who: &str, gone: StateGone) {
+    let why = summary.stop_error.as_deref().unwrap_or_default();
+    tell!("error: {who}the crawl stopped: {why}");
+    let items = match summary.items_unwritten {
+        0 => String::new(),
+        1 => "; 1 item was not confirmed written, and nothing is left to write it from later".into(),
+        n => format!("; {n} items were not confirmed written, and nothing is left to write them from later"),
+    };
+    match gone {
+        StateGone::Lost => {
+            tell!("  what the crawl held in Redis is gone: its queue and its seen set{items}");
+            tell!(
+                "  to crawl again, start over with --fresh (the outputs are replaced only with -O, or \
+                 overwrite = true in a spider file); to keep a crawl through a Redis restart, run Redis \
+                 with persistence (appendonly yes)"
+            );
+        }
+        StateGone::Cleared => {
+            tell!("  what this worker held in the cleared crawl is gone with it{items}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@ pub async fn run(a: ParseArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot fetch {}", a.url))?;
     let report = site.spider.explain(&resp);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        out!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
-        print!("{}", human(&report)?);
+        std::io::Write::write_all(&mut std::io::stdout().lock(), human(&report)?.as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

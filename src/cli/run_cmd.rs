@@ -34,6 +34,8 @@ pub struct ScheduledSite {
     pub site: SiteSpec,
     /// Its spider file's hash (the crawl's configuration id).
     pub file_hash: u64,
+    /// Its spider file.
+    pub file: PathBuf,
     /// Its state directory, where its schedule record is kept too.
     pub dir: PathBuf,
     /// Its schedule; a site without one runs once.
@@ -74,6 +76,7 @@ pub fn load_sites(paths: &[PathBuf], opts: &LoadOptions, state: &StateArgs) -> R
         let spiders = SpiderFile::load(file, opts).map_err(|e| usage(e.into()))?;
         let file_hash = spider::file_hash(file);
         for site in spiders.sites {
+            super::starts::check_site(&site)?;
             if !names.insert(site.name.clone()) {
                 return Err(usage(anyhow::anyhow!(
                     "{}: a site named \"{}\" is in an earlier file too; each site is a crawl of its own \
@@ -84,7 +87,7 @@ pub fn load_sites(paths: &[PathBuf], opts: &LoadOptions, state: &StateArgs) -> R
             }
             let dir = state::site_dir(state, &site.name, &site.starts());
             let schedule = site.schedule.clone().unwrap_or_else(Schedule::once);
-            sites.push(ScheduledSite { site, file_hash, dir, schedule });
+            sites.push(ScheduledSite { site, file_hash, file: file.clone(), dir, schedule });
         }
     }
     Ok(sites)
@@ -181,7 +184,7 @@ async fn site_loop(s: ScheduledSite, shared: Arc<Shared>, mut stop: StopSignal) 
     match site_runs(&s, &shared, &mut stop, &who).await {
         Ok(exit) => exit,
         Err(e) => {
-            eprintln!("error: {who}{e:#}");
+            tell!("error: {who}{e:#}");
             outcome::of_error(&e)
         }
     }
@@ -298,6 +301,7 @@ async fn one_run(
         // A run cut short only goes on; a new one asks for every known page again.
         recrawl: !resume,
         file_hash: s.file_hash,
+        file: &s.file,
         scheduled: true,
     };
     // A crawl in Redis holds no lock on the site's directory: this one tells `kumo schedule
@@ -310,6 +314,9 @@ async fn one_run(
     // The pages it checks count as checked at the run's tick: they fall due by a later one.
     let tick = record.last_tick_ms.or(record.last_start_ms);
     site.crawl.checked_at = tick.map(from_millis);
+    // Each run has its own page and item budget: a run may go on with a round an earlier one
+    // left unfinished (stopped at its limit), whose counters already hold that limit.
+    site.crawl.limits_per_run = true;
     let prepared = spider::prepare_site(site, &opts).await?;
     let result = kumo_spider::run_site_in(
         &prepared.job.site,

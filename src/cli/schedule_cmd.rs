@@ -48,7 +48,7 @@ fn list(a: &ScheduleListArgs) -> Result<ExitCode> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        out!("{}", serde_json::to_string_pretty(&out)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let width = |f: fn(&Row) -> usize, head: &str| rows.iter().map(f).max().unwrap_or(0).max(head.len());
@@ -57,10 +57,10 @@ fn list(a: &ScheduleListArgs) -> Result<ExitCode> {
         width(|r| r.schedule.len(), "SCHEDULE"),
         width(|r| r.runs.len(), "RUNS"),
     );
-    println!("{:ws$}  {:wc$}  {:wr$}  {:20}  NEXT RUN", "SITE", "SCHEDULE", "RUNS", "LAST RUN");
+    out!("{:ws$}  {:wc$}  {:wr$}  {:20}  NEXT RUN", "SITE", "SCHEDULE", "RUNS", "LAST RUN")?;
     for r in &rows {
         let last = r.last.map_or_else(|| "-".to_string(), when);
-        println!("{:ws$}  {:wc$}  {:wr$}  {last:20}  {}", r.site, r.schedule, r.runs, r.next);
+        out!("{:ws$}  {:wc$}  {:wr$}  {last:20}  {}", r.site, r.schedule, r.runs, r.next)?;
     }
     Ok(ExitCode::SUCCESS)
 }

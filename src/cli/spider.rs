@@ -68,6 +68,8 @@ pub struct SiteOptions<'a> {
     pub recrawl: bool,
     /// The spider file's hash: workers sharing a crawl must run the same file.
     pub file_hash: u64,
+    /// The spider file: a state directory resumes only the crawl of its own file and site.
+    pub file: &'a Path,
     /// A run of `kumo run`.
     pub scheduled: bool,
 }
@@ -116,6 +118,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         dir,
         outputs: &names,
         config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
+        origin: state::spider_origin(o.file, &site.name),
         politeness: site.crawl.politeness.clone(),
         max_host_pause: site.crawl.max_host_pause,
         who: &who,
@@ -126,6 +129,8 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
     let opened = match state::open_storage(o.state, storage).await {
         Ok(opened) => opened,
         Err(e) => {
+            // Closed first: their locks would keep the files from looking unused.
+            drop(sinks);
             new_files.remove();
             return Err(e.context(who.clone()));
         }
@@ -179,6 +184,9 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let opts = LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling() };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
+    for site in &spiders.sites {
+        super::starts::check_site(site)?;
+    }
     let cache = super::crawl::http_cache(a).map_err(usage)?;
     let site_opts = SiteOptions {
         state: &a.state,
@@ -188,6 +196,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         keep_pages: a.recrawl,
         recrawl: a.recrawl,
         file_hash: file_hash(&file),
+        file: &file,
         scheduled: false,
     };
     let sites = kumo_control::Sites::default();
@@ -229,7 +238,7 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
                     files.remove();
                 }
                 // With its causes, as every other error is printed.
-                eprintln!("error: site \"{}\": {:#}", run.name, anyhow::Error::from(e));
+                tell!("error: site \"{}\": {:#}", run.name, anyhow::Error::from(e));
                 exit = exit.worse(Exit::Error);
             }
         }

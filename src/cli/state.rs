@@ -11,7 +11,7 @@ use kumo_core::MemoryCookieStorage;
 use kumo_frontier::{Frontier, Politeness};
 use kumo_spider::SiteState;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
-use kumo_store_redis::{RedisConfig, RedisFrontier, RoundStart};
+use kumo_store_redis::{Joined, RedisConfig, RedisFrontier, RoundStart};
 use url::Url;
 
 use super::args::StateArgs;
@@ -183,6 +183,9 @@ pub struct Storage<'a> {
     pub outputs: &'a [String],
     /// Identifies the crawl's configuration: Redis refuses a worker whose differs.
     pub config_id: String,
+    /// What the crawl starts from, in words (its start URLs, or its spider file and site): a
+    /// state directory refuses to resume another.
+    pub origin: String,
     pub politeness: Politeness,
     pub max_host_pause: Duration,
     /// Prefixes what is said about it (`site "x": `).
@@ -245,6 +248,7 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
     match open_at(a, &s.dir, s.politeness.clone())? {
         Some(store) => {
             store.check_outputs(s.outputs)?;
+            store.check_origin(&s.origin)?;
             announce(&store, s.who, s.max_host_pause, s.scheduled).await?;
             if s.recrawl {
                 recrawl(&store, s.who, s.conditional).await?;
@@ -323,6 +327,9 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
     cfg.dead_after = secs(a.redis.dead_after, "--dead-after")?;
     cfg.outage_wait = secs(a.redis.redis_wait, "--redis-wait")?;
     let frontier = RedisFrontier::open(cfg).await?;
+    if frontier.joined() == Joined::New && !a.fresh {
+        outputs_predate(s, &crawl, url);
+    }
     let stats = frontier.stats().await?;
     say!(
         "{}worker {worker:?} joins crawl {crawl:?} on {url} ({} queued, {} in flight, {} failed)",
@@ -334,7 +341,77 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
     Ok((Arc::new(frontier), worker))
 }
 
+/// A crawl new in Redis (no key of it there, and no `--fresh` cleared it) whose worker's output
+/// files already hold data: if an earlier run of the crawl wrote them, the crawl's keys have
+/// vanished from Redis since, and nothing can resume them. Said before the outputs are opened
+/// (a file holding data is then refused unless it may be replaced), since nothing in Redis is
+/// left to tell it later.
+fn outputs_predate(s: &Storage<'_>, crawl: &str, url: &str) {
+    for path in s.outputs.iter().flat_map(|name| output_files(name)) {
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        if meta.len() == 0 {
+            continue;
+        }
+        tracing::warn!(
+            "{}crawl {crawl:?} is new in Redis at {url} (no key of it there), but {path} already holds \
+             {} bytes: if an earlier run of this crawl wrote them, the crawl's state has vanished from \
+             Redis since (restarted without persistence, or flushed) and cannot be resumed; start over \
+             with --fresh, and run Redis with persistence (appendonly yes)",
+            s.who,
+            meta.len()
+        );
+    }
+}
+
+/// The files an output's name (`jsonl:PATH`, `csv:PATH`, `processed[jsonl:PATH,…]`) names.
+fn output_files(name: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for kind in ["jsonl:", "csv:"] {
+        // Bounded: each match moves past the last.
+        let mut rest = name;
+        while let Some(at) = rest.find(kind) {
+            let tail = &rest[at + kind.len()..];
+            let end = tail.find([',', ']']).unwrap_or(tail.len());
+            let path = &tail[..end];
+            if !path.is_empty() && path != "-" {
+                out.push(path);
+            }
+            rest = &tail[end..];
+        }
+    }
+    out
+}
+
 /// The crawl's name in Redis for a crawl of `starts`: the state directory's name.
 pub fn derived_crawl(starts: &[Url]) -> String {
     derived_dir(starts).file_name().and_then(|f| f.to_str()).unwrap_or("crawl").to_string()
+}
+
+/// A URL crawl's origin: its start URLs, in order and without repeats, so the same command
+/// with its URLs in another order is the same crawl.
+pub fn url_origin(starts: &[Url]) -> String {
+    let mut urls: Vec<&str> = starts.iter().map(Url::as_str).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    format!("start URLs {}", urls.join(" "))
+}
+
+/// A spider-file site's origin: the file (made absolute) and the site's name.
+pub fn spider_origin(file: &Path, site: &str) -> String {
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    format!("spider file {}, site \"{site}\"", file.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::output_files;
+
+    #[test]
+    fn output_names_give_their_files() {
+        assert_eq!(output_files("jsonl:out.jsonl"), ["out.jsonl"]);
+        assert_eq!(output_files("jsonl:-"), Vec::<&str>::new(), "standard output is no file");
+        assert_eq!(output_files("postgres:pages"), Vec::<&str>::new());
+        assert_eq!(output_files("warc:archive"), Vec::<&str>::new());
+        assert_eq!(output_files("processed[dedup(url),jsonl:a.jsonl,csv:b.csv]"), ["a.jsonl", "b.csv"]);
+    }
 }
