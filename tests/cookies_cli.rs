@@ -49,7 +49,11 @@ async fn cookies_set_in_one_run_are_sent_in_the_next() {
     assert_eq!(cookie_sent(&server, "/login"), "", "nothing to send at first");
     // Long enough for the one-second cookie to expire while kumo is not running.
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    run(server.url("/next"), &[]).await;
+    // A state resumes only its own crawl: more URLs go in through the queue.
+    std::fs::write(cwd.path().join("more.txt"), server.url("/next") + "\n").unwrap();
+    let o = kumo_in(cwd.path(), &["frontier", "import", "--state", state, "more.txt"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    run(server.url("/login"), &[]).await;
     assert_eq!(
         cookie_sent(&server, "/next"),
         "pref=dark; sid=s3cr3t",

@@ -4,8 +4,8 @@
 //! page answering `503 Retry-After: 86400` (a page in maintenance, or a hostile one) must not
 //! stall its site. So:
 //! - a 429 ("too many requests": about the crawl's pace on the host) pauses the host for its
-//!   `Retry-After`, or for the request's back-off without one; a `Retry-After` longer than a
-//!   request may wait (`max_retry_after`) delays only its URL;
+//!   `Retry-After`, or for the request's back-off without one: it is the server's word on the
+//!   crawl's pace, however long (the cap below still holds);
 //! - a 503 with a `Retry-After` pauses the host only once [`DISTINCT_URLS`] different URLs of
 //!   the host have answered so within [`WINDOW`], and then for the shortest wait they asked
 //!   for (the one they all agree on);
@@ -77,9 +77,6 @@ impl HostPauses {
             return None;
         }
         let pause = match (a.status, a.retry_after) {
-            // A wait past what one request may wait is no pace a host can be crawled at (a
-            // day, or 2^64 s): it delays only its own URL.
-            (429, Some(wait)) if wait > cfg.max_retry_after => return None,
             (429, Some(wait)) => wait,
             (429, None) => cfg.retry_backoff.saturating_mul(1 << a.retries.min(16)),
             (503, Some(wait)) if !wait.is_zero() => {
@@ -205,10 +202,7 @@ mod tests {
         let (mut p, t0) = (HostPauses::default(), Instant::now());
         assert_eq!(answer(&mut p, "/busy", 429, Some(7), t0), Some(Duration::from_secs(7)));
         assert_eq!(answer(&mut p, "/busy", 429, Some(7), t0), None, "its retry delays only itself");
-        assert_eq!(answer(&mut p, "/other", 429, Some(120), t0), Some(Duration::from_secs(120)));
-        // Longer than a request may wait (`max_retry_after`, 120 s): only its URL waits.
-        assert_eq!(answer(&mut p, "/absurd", 429, Some(u64::MAX / 2), t0), None);
-        assert_eq!(answer(&mut p, "/day", 429, Some(86_400), t0), None);
+        assert_eq!(answer(&mut p, "/other", 429, Some(86_400), t0), Some(Duration::from_secs(300)));
         assert_eq!(answer(&mut p, "/bare", 429, None, t0), Some(Duration::from_millis(500)));
         // A URL that paused its host with a 429 adds nothing to a count of 503s.
         assert_eq!(answer(&mut p, "/x", 503, Some(9), t0), None);
