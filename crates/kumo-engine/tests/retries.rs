@@ -8,11 +8,19 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{config, crawl, crawl_keeping_frontier, status};
+use kumo_engine::CrawlConfig;
 use kumo_frontier::Frontier;
-use kumo_testsite::{Fixture, Hit, ServerBuilder};
+use kumo_testsite::{Fixture, Hit, ServerBuilder, TestServer};
 
 fn links(paths: &[&str]) -> String {
     paths.iter().map(|p| format!("<a href=\"{p}\">{p}</a>")).collect()
+}
+
+/// The crawl of `server` from `/`, robots.txt not asked (the fixtures serve none).
+fn site_config(server: &TestServer) -> CrawlConfig {
+    let mut cfg = config(&server.url("/"));
+    cfg.robots.obey = false;
+    cfg
 }
 
 fn hits_of(hits: &[Hit], path: &str) -> Vec<Instant> {
@@ -30,8 +38,7 @@ async fn a_retry_after_no_clock_can_add_is_capped() {
         .start()
         .await
         .unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.max_retry_after = Duration::from_millis(200);
     cfg.max_host_pause = Duration::from_millis(300);
     let (summary, items) = crawl(cfg).await;
@@ -60,8 +67,7 @@ async fn a_body_cut_short_is_retried() {
         .start()
         .await
         .unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let cfg = site_config(&server);
     let (summary, items) = crawl(cfg).await;
     assert_eq!(items.iter().filter(|i| status(i) == 200).count(), 3, "both pages on their second try");
     assert_eq!((summary.retries, summary.failed), (2, 0));
@@ -81,8 +87,7 @@ async fn a_retry_waits_alone_while_its_host_goes_on() {
     }
     b = b.fixture_sequence("/p2", vec![Fixture::status(500, "flaky"), Fixture::html("p2")]);
     let server = b.start().await.unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 1;
     // At least 1 s with the jitter: far longer than the other eleven pages take.
     cfg.retry_backoff = Duration::from_secs(2);
@@ -111,8 +116,7 @@ async fn a_bare_429_pauses_its_host_for_the_back_off() {
         .start()
         .await
         .unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 1;
     cfg.retry_backoff = Duration::from_millis(400);
     let (summary, items) = crawl(cfg).await;
@@ -146,8 +150,7 @@ async fn a_day_long_retry_after_delays_only_its_url() {
         b = b.fixture(p, Fixture::html(p));
     }
     let server = b.start().await.unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 2;
     cfg.max_retry_after = Duration::from_millis(1500);
     cfg.max_host_pause = Duration::from_secs(40);
@@ -190,8 +193,7 @@ async fn retry_afters_from_three_urls_pause_the_host() {
         .start()
         .await
         .unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 1;
     cfg.max_retry_after = Duration::from_secs(1);
     cfg.max_host_pause = Duration::from_secs(20);
@@ -222,8 +224,7 @@ async fn a_429_pauses_its_host_once_per_url() {
         .start()
         .await
         .unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 1;
     cfg.max_retry_after = Duration::from_secs(1);
     cfg.max_host_pause = Duration::from_secs(3);
@@ -266,8 +267,7 @@ async fn trickling_bodies_free_their_host_slots() {
         b = b.fixture(p, Fixture::html(p));
     }
     let server = b.start().await.unwrap();
-    let mut cfg = config(&server.url("/"));
-    cfg.robots.obey = false;
+    let mut cfg = site_config(&server);
     cfg.politeness.default.parallelism = 4;
     cfg.downloader.min_body_rate = 100;
     cfg.downloader.min_body_window = Duration::from_secs(1);
