@@ -225,6 +225,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
         crawl: crawl_name.clone(),
         outputs: &outputs,
+        files: output_file(&a).map(Path::to_path_buf).into_iter().collect(),
         config_id: config_id(&cfg),
         origin: super::state::url_origin(&starts),
         politeness: cfg.politeness.clone(),

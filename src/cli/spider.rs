@@ -117,6 +117,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         crawl: storage_crawl.clone(),
         dir,
         outputs: &names,
+        files: site.output.jsonl.iter().chain(&site.output.csv).cloned().collect(),
         config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
         origin: state::spider_origin(o.file, &site.name),
         politeness: site.crawl.politeness.clone(),

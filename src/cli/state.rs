@@ -181,6 +181,8 @@ pub struct Storage<'a> {
     pub crawl: String,
     /// The outputs, for the default worker name and the state's output check.
     pub outputs: &'a [String],
+    /// The output files among them (not standard output, not a database).
+    pub files: Vec<PathBuf>,
     /// Identifies the crawl's configuration: Redis refuses a worker whose differs.
     pub config_id: String,
     /// What the crawl starts from, in words (its start URLs, or its spider file and site): a
@@ -347,7 +349,7 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
 /// (a file holding data is then refused unless it may be replaced), since nothing in Redis is
 /// left to tell it later.
 fn outputs_predate(s: &Storage<'_>, crawl: &str, url: &str) {
-    for path in s.outputs.iter().flat_map(|name| output_files(name)) {
+    for path in &s.files {
         let Ok(meta) = std::fs::metadata(path) else { continue };
         if meta.len() == 0 {
             continue;
@@ -358,28 +360,10 @@ fn outputs_predate(s: &Storage<'_>, crawl: &str, url: &str) {
              Redis since (restarted without persistence, or flushed) and cannot be resumed; start over \
              with --fresh, and run Redis with persistence (appendonly yes)",
             s.who,
-            meta.len()
+            meta.len(),
+            path = path.display()
         );
     }
-}
-
-/// The files an output's name (`jsonl:PATH`, `csv:PATH`, `processed[jsonl:PATH,…]`) names.
-fn output_files(name: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    for kind in ["jsonl:", "csv:"] {
-        // Bounded: each match moves past the last.
-        let mut rest = name;
-        while let Some(at) = rest.find(kind) {
-            let tail = &rest[at + kind.len()..];
-            let end = tail.find([',', ']']).unwrap_or(tail.len());
-            let path = &tail[..end];
-            if !path.is_empty() && path != "-" {
-                out.push(path);
-            }
-            rest = &tail[end..];
-        }
-    }
-    out
 }
 
 /// The crawl's name in Redis for a crawl of `starts`: the state directory's name.
@@ -387,8 +371,8 @@ pub fn derived_crawl(starts: &[Url]) -> String {
     derived_dir(starts).file_name().and_then(|f| f.to_str()).unwrap_or("crawl").to_string()
 }
 
-/// A URL crawl's origin: its start URLs, in order and without repeats, so the same command
-/// with its URLs in another order is the same crawl.
+/// A URL crawl's origin: its start URLs, sorted and without repeats, so the same command with
+/// its URLs in another order is the same crawl.
 pub fn url_origin(starts: &[Url]) -> String {
     let mut urls: Vec<&str> = starts.iter().map(Url::as_str).collect();
     urls.sort_unstable();
@@ -400,18 +384,4 @@ pub fn url_origin(starts: &[Url]) -> String {
 pub fn spider_origin(file: &Path, site: &str) -> String {
     let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     format!("spider file {}, site \"{site}\"", file.display())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::output_files;
-
-    #[test]
-    fn output_names_give_their_files() {
-        assert_eq!(output_files("jsonl:out.jsonl"), ["out.jsonl"]);
-        assert_eq!(output_files("jsonl:-"), Vec::<&str>::new(), "standard output is no file");
-        assert_eq!(output_files("postgres:pages"), Vec::<&str>::new());
-        assert_eq!(output_files("warc:archive"), Vec::<&str>::new());
-        assert_eq!(output_files("processed[dedup(url),jsonl:a.jsonl,csv:b.csv]"), ["a.jsonl", "b.csv"]);
-    }
 }
