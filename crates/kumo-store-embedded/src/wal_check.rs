@@ -91,18 +91,29 @@ struct Walk {
 /// Walks the entries of the journal at `path` as fjall will. `last_seqno` carries the last
 /// commit's sequence number from journal to journal: fjall numbers commits under its journal
 /// lock, so they only ever go up (a flipped number is not in its checksum, which covers a
-/// commit's items only).
+/// commit's items only). A start entry's number counts once its commit's end entry is read:
+/// a write cut short by a full disk can end at a page boundary inside a start entry, whose
+/// number then reads as the zeros of the unwritten page, and that torn commit is one fjall
+/// drops, not damage.
 fn walk(path: &Path, last_seqno: &mut Option<u64>) -> std::io::Result<Walk> {
     let mut r = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut pos = 0u64;
+    // The open commit's start: where it is and its number.
+    let mut open: Option<(u64, u64)> = None;
     loop {
         match entry(&mut r) {
-            Ok(Some((n, seqno))) => {
-                if let Some(seqno) = seqno {
-                    if last_seqno.is_some_and(|last| seqno <= last) {
-                        return Ok(Walk { decodable: pos, backwards_at: Some(pos) });
+            Ok(Some((n, kind))) => {
+                match kind {
+                    Kind::Start(seqno) => open = Some((pos, seqno)),
+                    Kind::End => {
+                        if let Some((at, seqno)) = open.take() {
+                            if last_seqno.is_some_and(|last| seqno <= last) {
+                                return Ok(Walk { decodable: at, backwards_at: Some(at) });
+                            }
+                            *last_seqno = Some(seqno);
+                        }
                     }
-                    *last_seqno = Some(seqno);
+                    Kind::Other => {}
                 }
                 pos += n;
             }
@@ -115,15 +126,25 @@ fn walk(path: &Path, last_seqno: &mut Option<u64>) -> std::io::Result<Walk> {
     }
 }
 
-/// How many bytes from the start decode as whole journal entries (where fjall stops reading).
+/// What an entry means to the walk.
+enum Kind {
+    /// A commit's start, with its sequence number.
+    Start(u64),
+    /// A commit's end.
+    End,
+    /// An item or a keyspace clear.
+    Other,
+}
+
+/// How many bytes from the start decode as whole entries (where fjall stops reading).
 #[cfg(test)]
 fn decodable_len(path: &Path) -> std::io::Result<u64> {
     Ok(walk(path, &mut None)?.decodable)
 }
 
-/// Reads one entry and returns its length, and its sequence number if it starts a commit;
-/// `None` at the end of the file or at an entry fjall cannot decode.
-fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Option<u64>)>> {
+/// Reads one entry and returns its length and kind; `None` at the end of the file or at an
+/// entry fjall cannot decode.
+fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Kind)>> {
     let mut tag = [0u8; 1];
     if r.read(&mut tag)? == 0 {
         return Ok(None);
@@ -132,7 +153,7 @@ fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Option<u64>)>> {
         TAG_START => {
             let mut rest = [0u8; 12];
             r.read_exact(&mut rest)?;
-            return Ok(Some((13, Some(u64::from_le_bytes(rest[4..].try_into().expect("8 bytes"))))));
+            return Ok(Some((13, Kind::Start(u64::from_le_bytes(rest[4..].try_into().expect("8 bytes"))))));
         }
         TAG_ITEM => {
             let mut head = [0u8; 1 + 1 + 8 + 2 + 4 + 4];
@@ -172,7 +193,7 @@ fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Option<u64>)>> {
             if &rest[8..] != TRAILER {
                 return Ok(None);
             }
-            END_LEN as u64
+            return Ok(Some((END_LEN as u64, Kind::End)));
         }
         TAG_CLEAR => {
             skip_n(r, 8)?;
@@ -180,7 +201,7 @@ fn entry(r: &mut impl Read) -> std::io::Result<Option<(u64, Option<u64>)>> {
         }
         _ => return Ok(None),
     };
-    Ok(Some((len, None)))
+    Ok(Some((len, Kind::Other)))
 }
 
 /// Reads `n` bytes (an entry's key or value), failing with `UnexpectedEof` if the file ends
@@ -283,6 +304,19 @@ mod tests {
         let (t, p) = journal(&bytes);
         // The torn batch's start entry decodes; its item does not.
         assert_eq!(decodable_len(&p).unwrap(), whole as u64 + 13);
+        check(t.path(), t.path()).unwrap();
+    }
+
+    /// A full disk cut a write at a page boundary 4 bytes into a start entry: its number reads
+    /// as zeros, below the last commit's, but no end follows, so it is a torn tail.
+    #[test]
+    fn a_start_torn_at_a_page_boundary_is_a_torn_tail() {
+        let mut bytes: Vec<u8> = (1..6).flat_map(batch).collect();
+        let whole = bytes.len();
+        bytes.extend(&batch(6)[..4]);
+        bytes.resize(whole + 4096, 0);
+        let (t, p) = journal(&bytes);
+        assert_eq!(decodable_len(&p).unwrap(), whole as u64 + 13, "the start decodes, with zeros");
         check(t.path(), t.path()).unwrap();
     }
 
