@@ -38,6 +38,9 @@ async fn crawl(cwd: &Path, server: &TestServer, max_pause: &str, secs: &str) -> 
         "1",
         "--max-host-pause",
         max_pause,
+        // A day-long Retry-After is believed only when the crawl would wait that long.
+        "--max-retry-after",
+        "86400",
         "--max-duration",
         secs,
     ];

@@ -53,6 +53,9 @@ async fn a_running_crawl_in_redis_is_listed_and_its_pause_lifted() {
         "1",
         "--failure-threshold",
         "100",
+        // An hour's Retry-After is believed only when the crawl would wait that long.
+        "--max-retry-after",
+        "3600",
     ];
     let crawl = common::Watched::spawn(dir.path(), &args);
     let hosts = ["frontier", "hosts", "--redis", &url, "--crawl", "t"];

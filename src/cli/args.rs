@@ -502,8 +502,8 @@ pub struct CrawlArgs {
     /// earlier run, is cut to this.
     #[arg(long, default_value_t = 300.0, value_name = "SECS")]
     pub max_host_pause: f64,
-    /// The longest one request waits before its retry when the server's Retry-After asks for
-    /// more, in seconds.
+    /// The longest Retry-After believed, in seconds: a request told to wait longer is retried
+    /// on its back-off instead (and a 429 pauses its host only for that back-off).
     #[arg(long, default_value_t = 120.0, value_name = "SECS")]
     pub max_retry_after: f64,
     /// Exit with status 4 when more than this percentage of the requests that ended failed

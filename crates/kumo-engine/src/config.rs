@@ -57,7 +57,9 @@ pub struct CrawlConfig {
     pub max_retries: u32,
     /// First retry delay; doubles with each attempt (with jitter).
     pub retry_backoff: Duration,
-    /// The longest `Retry-After` honored for one request's retry; longer ones are cut to this.
+    /// The longest `Retry-After` believed: a longer one counts as absent (the request retries
+    /// on its back-off, a 429 pauses its host for that back-off), so no single URL holds the
+    /// crawl or its host for a wait it would only cut short (`pauses.rs`).
     pub max_retry_after: Duration,
     /// The longest a server may pause a whole host (a 429, 503s with `Retry-After` from
     /// several of its URLs, or a robots.txt answering 5xx: `pauses.rs`); longer asks are cut

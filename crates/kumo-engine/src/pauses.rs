@@ -3,18 +3,20 @@
 //! A `Retry-After` speaks for the URL that carried it until the host shows otherwise: one
 //! page answering `503 Retry-After: 86400` (a page in maintenance, or a hostile one) must not
 //! stall its site. So:
+//! - a `Retry-After` longer than `max_retry_after` is not believed (a wait no crawl should
+//!   make, or a number no clock holds): the answer counts as if it had none, for its request
+//!   (retried on its back-off: `results.rs`) and for a 429's pause;
 //! - a 429 ("too many requests": about the crawl's pace on the host) pauses the host for its
-//!   `Retry-After`, or for the request's back-off without one: it is the server's word on the
-//!   crawl's pace, however long (the cap below still holds);
+//!   believed `Retry-After`, or for the request's back-off without one;
 //! - a 503 with a `Retry-After` pauses the host only once [`DISTINCT_URLS`] different URLs of
 //!   the host have answered so within [`WINDOW`], and then for the shortest wait they asked
-//!   for (the one they all agree on);
+//!   for (the one they all agree on; believed or not, since a host that is down for a day
+//!   shows it from every URL);
 //! - a URL pauses its host at most once per crawl: its later answers delay only itself, so a
 //!   retry that goes first when a pause lifts cannot pause its host again and again.
 //!
-//! Every pause is capped at `max_host_pause`; the request itself waits its own `Retry-After`
-//! (capped at `max_retry_after`) either way. The memory is the scheduler's, in this process: a
-//! resumed crawl, or another worker of a shared one, may let a URL pause its host once more,
+//! Every pause is capped at `max_host_pause`. The memory is the scheduler's, in this process:
+//! a resumed crawl, or another worker of a shared one, may let a URL pause its host once more,
 //! which costs one capped pause at most.
 
 use std::collections::{HashMap, HashSet};
@@ -35,6 +37,11 @@ pub(crate) const DISTINCT_URLS: usize = 3;
 /// broken pages met over a long crawl do not add up.
 pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 
+/// `retry_after` when the crawl believes it: at most `max_retry_after`.
+pub(crate) fn believed(cfg: &CrawlConfig, retry_after: Option<Duration>) -> Option<Duration> {
+    retry_after.filter(|wait| *wait <= cfg.max_retry_after)
+}
+
 /// Hosts with 503s on record before those whose window has passed are swept out.
 const SWEEP_AT: usize = 1024;
 
@@ -44,7 +51,7 @@ pub(crate) struct Answer<'a> {
     pub host: &'a str,
     pub url: &'a Url,
     pub status: u16,
-    /// The answer's `Retry-After`, uncapped.
+    /// The answer's `Retry-After`, as the server sent it.
     pub retry_after: Option<Duration>,
     /// The request's retries so far (a bare 429 pauses for the request's back-off).
     pub retries: u32,
@@ -77,8 +84,10 @@ impl HostPauses {
             return None;
         }
         let pause = match (a.status, a.retry_after) {
-            (429, Some(wait)) => wait,
-            (429, None) => cfg.retry_backoff.saturating_mul(1 << a.retries.min(16)),
+            (429, wait) => match believed(cfg, wait) {
+                Some(wait) => wait,
+                None => cfg.retry_backoff.saturating_mul(1 << a.retries.min(16)),
+            },
             (503, Some(wait)) if !wait.is_zero() => {
                 return self.sighted(a.host, url, wait, now).map(|w| w.min(cap));
             }
@@ -123,6 +132,7 @@ mod tests {
     fn cfg() -> CrawlConfig {
         CrawlConfig {
             max_host_pause: Duration::from_secs(300),
+            max_retry_after: Duration::from_secs(400),
             retry_backoff: Duration::from_millis(500),
             ..Default::default()
         }
@@ -202,8 +212,10 @@ mod tests {
         let (mut p, t0) = (HostPauses::default(), Instant::now());
         assert_eq!(answer(&mut p, "/busy", 429, Some(7), t0), Some(Duration::from_secs(7)));
         assert_eq!(answer(&mut p, "/busy", 429, Some(7), t0), None, "its retry delays only itself");
-        assert_eq!(answer(&mut p, "/other", 429, Some(86_400), t0), Some(Duration::from_secs(300)));
+        assert_eq!(answer(&mut p, "/capped", 429, Some(300), t0), Some(Duration::from_secs(300)));
         assert_eq!(answer(&mut p, "/bare", 429, None, t0), Some(Duration::from_millis(500)));
+        // Longer than max_retry_after: not believed, so a bare 429's back-off.
+        assert_eq!(answer(&mut p, "/day", 429, Some(86_400), t0), Some(Duration::from_millis(500)));
         // A URL that paused its host with a 429 adds nothing to a count of 503s.
         assert_eq!(answer(&mut p, "/x", 503, Some(9), t0), None);
         assert_eq!(answer(&mut p, "/x", 429, Some(9), t0), Some(Duration::from_secs(9)));

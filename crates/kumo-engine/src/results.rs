@@ -239,7 +239,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
 
 /// A 429 or 5xx answer: its host paused when the answer speaks for the host (`pauses.rs`),
 /// before the completion re-queues anything for it; the request retried after its own
-/// `Retry-After` (capped) or back-off, or failed once its retries are spent.
+/// `Retry-After` (when believed) or back-off, or failed once its retries are spent.
 async fn retryable_status(
     parts: &Parts,
     tally: &mut Tally,
@@ -265,7 +265,8 @@ async fn retryable_status(
     if retries >= cfg.max_retries {
         tally.error(Stage::Downloader, ErrorKind::Status);
     }
-    let after = retry_after.map(|d| d.min(cfg.max_retry_after));
+    // A Retry-After longer than the crawl waits is not believed: the back-off instead.
+    let after = crate::pauses::believed(cfg, retry_after);
     retry_or_fail(cfg, tally, lease, retries, after, || tally_failure_status(parts, status, &request.url))
 }
 

@@ -41,7 +41,7 @@ fn the_host_pause_cap_is_a_site_setting() {
     assert_eq!(set.sites[0].crawl.max_host_pause, Duration::from_secs(60));
 }
 
-/// `max_retry_after_secs` caps one request's wait for its retry, as `--max-retry-after` does.
+/// `max_retry_after_secs` sets the longest `Retry-After` believed, as `--max-retry-after` does.
 #[test]
 fn the_retry_after_cap_is_a_site_setting() {
     assert_eq!(file(HEAD).sites[0].crawl.max_retry_after, Duration::from_secs(120));

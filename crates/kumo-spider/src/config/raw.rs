@@ -59,8 +59,8 @@ pub(super) struct RawSite {
     /// several URLs), in seconds;
     /// the engine's default (300) when left out.
     pub max_host_pause_secs: Option<u64>,
-    /// The longest one request waits for its retry when `Retry-After` asks for more, in
-    /// seconds; the engine's default (120) when left out.
+    /// The longest `Retry-After` believed, in seconds (a longer one counts as absent: the
+    /// request retries on its back-off); the engine's default (120) when left out.
     pub max_retry_after_secs: Option<u64>,
     #[serde(default)]
     pub follow: RawFollow,
