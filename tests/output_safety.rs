@@ -129,3 +129,47 @@ async fn the_quick_start_and_the_spider_do_not_destroy_each_others_file() {
     assert!(!o.status.success() && err.contains("not the file this crawl wrote"), "{err}");
     assert_eq!(std::fs::read(cwd.join("quotes.jsonl")).unwrap(), items, "the spider's items are kept");
 }
+
+/// `-o`/`-O` write the format the file's extension names: `.csv` CSV, `.json` one JSON array
+/// (whole after a run cut short by a page limit, and after the run that resumes it), and an
+/// extension kumo writes no format for is a usage error that creates nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_output_format_follows_the_extension() {
+    let (server, truth) = small_site(60).await;
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd = cwd.path();
+    let start = server.url("/index.html");
+
+    let o = kumo_in(cwd, &["crawl", &start, "-O", "x.csv", "--no-progress", "--state", "csv"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(cwd.join("x.csv")).unwrap();
+    assert!(csv.starts_with("url,final_url,status,"), "a header row: {csv:.200}");
+    assert_eq!(csv.lines().count(), truth.unique_urls + 1);
+
+    let json = ["crawl", &start, "-O", "x.json", "--no-progress", "--state", "json"];
+    let o = kumo_in(cwd, &[&json[..], &["--max-pages", "20"]].concat()).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tool = |cwd: &Path| {
+        std::process::Command::new("python3")
+            .args(["-m", "json.tool", "x.json"])
+            .current_dir(cwd)
+            .output()
+            .unwrap()
+    };
+    let checked = tool(cwd);
+    assert!(checked.status.success(), "json.tool: {}", String::from_utf8_lossy(&checked.stderr));
+    let o = kumo_in(cwd, &json).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(tool(cwd).status.success(), "whole after the resume too");
+    let pages: Vec<serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(cwd.join("x.json")).unwrap()).expect("one JSON array");
+    let mut urls: Vec<&str> = pages.iter().map(|p| p["url"].as_str().expect("url")).collect();
+    urls.sort_unstable();
+    urls.dedup();
+    assert_eq!((pages.len(), urls.len()), (truth.unique_urls, truth.unique_urls), "every page once");
+
+    let o = kumo_in(cwd, &["crawl", &start, "-O", "x.xyz", "--no-progress", "--state", "xyz"]).await;
+    assert_eq!(common::code(&o), Some(2), "a usage error: {}", stderr(&o));
+    assert!(stderr(&o).contains(".jsonl (JSON Lines), .json (one JSON array) or .csv"), "{}", stderr(&o));
+    assert!(!cwd.join("x.xyz").exists() && !cwd.join("xyz").exists(), "nothing created");
+}

@@ -314,8 +314,10 @@ pub struct CrawlArgs {
     /// Start URLs (http or https).
     #[arg(required_unless_present = "sitemaps", value_name = "URL")]
     pub urls: Vec<String>,
-    /// Where the page records go: a JSON Lines file, - for standard output, or a PostgreSQL
-    /// URL (postgres://user@host/db: rows upserted by URL into --pg-table). A new crawl
+    /// Where the page records go: a file in the format its extension names (.jsonl JSON
+    /// Lines, also without an extension; .json one JSON array; .csv CSV; any other is
+    /// refused), - for standard output (JSON Lines), or a PostgreSQL URL
+    /// (postgres://user@host/db: rows upserted by URL into --pg-table). A new crawl
     /// refuses a FILE that already holds data (-O replaces it); a resumed one goes on with
     /// its own file, and refuses one it cannot prove is the file it wrote.
     #[arg(short, long, default_value = "-", value_name = "FILE|-|URL")]

@@ -10,11 +10,12 @@ use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{CacheRules, DownloaderConfig, ExtraRoots, HttpCache, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
-use kumo_pipeline::{Existing, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
+use kumo_pipeline::{Existing, Sink};
 
 use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
 use super::outcome::{self, usage};
+use super::output_file::Target;
 use super::progress::ProgressBar;
 
 /// Parses and checks start URLs, with an error that names the bad one.
@@ -167,29 +168,20 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     })
 }
 
-/// The file `-o`/`-O` names, if it names a file (not standard output, not PostgreSQL).
-fn output_file(a: &CrawlArgs) -> Option<&Path> {
-    let target = a.overwrite_output.as_deref().unwrap_or(a.output.as_str());
-    let not_file = target == "-" || target.starts_with("postgres://") || target.starts_with("postgresql://");
-    (!not_file).then(|| Path::new(target))
-}
-
-/// `-`: standard output; `postgres://…` or `postgresql://…`: a PostgreSQL table (JSONB rows
-/// upserted by URL, so a resumed crawl writes each page once); anything else: a JSON Lines file,
-/// which a new crawl replaces only with `-O`.
-async fn open_output(a: &CrawlArgs) -> Result<Box<dyn Sink>> {
-    let (target, existing) = match &a.overwrite_output {
+/// The value of `-o`/`-O`, and what a new crawl does with a file holding data.
+fn output_arg(a: &CrawlArgs) -> (&str, Existing) {
+    match &a.overwrite_output {
         Some(t) => (t.as_str(), Existing::Replace),
         None => (a.output.as_str(), Existing::Refuse),
-    };
-    if target == "-" {
-        return Ok(Box::new(JsonLinesSink::stdout()));
     }
-    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        let cfg = PgSinkConfig::jsonb(&a.pg_table).with_key(["url"]);
-        return Ok(Box::new(PostgresSink::connect(target, cfg).await?));
+}
+
+/// The file `-o`/`-O` names, if it names a file (not standard output, not PostgreSQL).
+fn output_file(a: &CrawlArgs) -> Option<&Path> {
+    match super::output_file::target(output_arg(a).0) {
+        Ok(Target::File(path, _)) => Some(path),
+        _ => None,
     }
-    Ok(Box::new(JsonLinesSink::create_with(Path::new(target), existing).map_err(anyhow::Error::from)?))
 }
 
 /// What workers sharing a crawl must agree on: what is crawled, how URLs are told apart, and
@@ -214,10 +206,12 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     // Every setting is checked before anything is created: a refused run leaves no output
     // file and no state behind.
     cfg.check().map_err(|e| usage(e.into()))?;
+    let (output, existing) = output_arg(&a);
+    let target = super::output_file::target(output).map_err(usage)?;
     kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
     super::starts::check_in_scope(&cfg.scope, &starts, super::starts::Rules::Flags).map_err(usage)?;
     let new_files = NewFiles::note(output_file(&a));
-    let sink = open_output(&a).await?;
+    let sink = super::output_file::open(target, existing, &a.pg_table).await?;
     let mut outputs = vec![sink.name()];
     outputs.extend(a.warc.as_deref().map(super::warc::output_name));
     let crawl_name = super::state::derived_crawl(&starts);

@@ -50,6 +50,7 @@ mod listen;
 mod logging;
 mod new_files;
 mod outcome;
+mod output_file;
 mod parse_cmd;
 mod progress;
 mod redis_args;

@@ -50,6 +50,9 @@ pub(crate) struct Output {
     tail: RefCell<Vec<u8>>,
     /// What proves the file as it stood at `flushed`.
     proof: Cell<Option<FileProof>>,
+    /// Whether the file holds a trailer after `len` (`write_trailer`), to cut before the next
+    /// write.
+    trailer: Cell<bool>,
 }
 
 enum Dest {
@@ -119,6 +122,7 @@ impl Output {
             flushed: Cell::new(0),
             tail: RefCell::new(Vec::new()),
             proof: Cell::new(None),
+            trailer: Cell::new(false),
         }
     }
 
@@ -233,6 +237,7 @@ impl Output {
         file.set_len(keep)?;
         file.seek(SeekFrom::Start(keep))?;
         self.len.set(keep);
+        self.trailer.set(false);
         *self.tail.borrow_mut() = tail;
         self.mark_flushed();
         self.started.set(true);
@@ -260,6 +265,25 @@ impl Output {
             tail.drain(..excess);
             tail.extend_from_slice(bytes);
         }
+    }
+
+    /// Whether the output is a regular file (one that can be cut back and positioned).
+    pub(crate) fn is_file(&self) -> bool {
+        matches!(self.dest, Dest::File { .. })
+    }
+
+    /// Writes `bytes` after what is flushed, outside it: the closing bytes that make the file
+    /// whole (a JSON array's `]`) while the items go on. They are not counted, not part of
+    /// any checkpoint's proof, and cut before the next write, so a resume cuts them back as
+    /// it cuts any byte past its checkpoint. Call right after a flush; a stream takes nothing.
+    pub(crate) fn write_trailer(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let Dest::File { file, .. } = &mut self.dest else {
+            return Ok(());
+        };
+        file.write_all(bytes)?;
+        file.seek(SeekFrom::Start(self.len.get()))?;
+        self.trailer.set(true);
+        Ok(())
     }
 
     /// Where whole items end: the file's length at the last flush (or as opened). `None` for a
@@ -296,6 +320,10 @@ impl Write for Output {
         self.start()?;
         match &mut self.dest {
             Dest::File { file, .. } => {
+                if self.trailer.get() {
+                    file.set_len(self.len.get())?;
+                    self.trailer.set(false);
+                }
                 let n = file.write(buf)?;
                 self.len.set(self.len.get() + n as u64);
                 self.remember(&buf[..n]);
