@@ -60,3 +60,40 @@ async fn auto_throttle_settings_are_checked() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--auto-throttle-max-delay"), "{}", stderr(&o));
 }
+
+/// A crawl stopped at a page limit and resumed with another `--delay-ms` runs at the new pace:
+/// the state keeps what the crawl learned of a host (its Crawl-delay), not the old rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_crawl_runs_at_its_own_delay() {
+    let links: String = (1..=12).map(|i| format!("<a href=\"/p{i}\">{i}</a>")).collect();
+    let mut b = ServerBuilder::new().fixture("/", Fixture::html(&links));
+    for i in 1..=12 {
+        b = b.fixture(&format!("/p{i}"), Fixture::html("page"));
+    }
+    let server = b.start().await.unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let url = server.url("/");
+    let run = |delay: &'static str, more: &'static [&'static str]| {
+        let args: Vec<String> =
+            ["crawl", &url, "--state", "st", "-o", "p.jsonl", "--ignore-robots", "--delay-ms", delay]
+                .iter()
+                .chain(more)
+                .map(|s| s.to_string())
+                .collect();
+        let cwd = cwd.path().to_path_buf();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = common::kumo_in(&cwd, &args).await;
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+    };
+    run("400", &["--max-pages", "3"]).await;
+    let before = server.hits().len();
+    assert_eq!(before, 3);
+    run("0", &[]).await;
+    let hits = server.hits();
+    assert_eq!(hits.len(), 13, "the rest of the site");
+    let gaps: Vec<Duration> = hits[before..].windows(2).map(|w| w[1].at.duration_since(w[0].at)).collect();
+    let shortest = gaps.iter().min().unwrap();
+    assert!(*shortest < Duration::from_millis(200), "no 400 ms delay after the resume: {gaps:?}");
+}

@@ -537,6 +537,7 @@ impl HostTable {
         let h = &self.hosts[i];
         HostPacing {
             delay: h.rule_delay.max(h.floor),
+            floor: h.floor,
             learned: h.learned,
             next_at: h.free_at(),
             last_lease: h.last_lease,
@@ -565,13 +566,13 @@ impl HostTable {
     pub fn restore_pacing(
         &mut self,
         i: usize,
-        delay: Duration,
+        floor: Duration,
         learned: Option<Duration>,
         not_before: Instant,
         last_lease: Option<Instant>,
     ) {
         let h = &mut self.hosts[i];
-        h.floor = h.floor.max(delay);
+        h.floor = h.floor.max(floor);
         if let Some(d) = learned {
             h.learned = Some(d.max(h.rule_delay));
         }
@@ -611,6 +612,9 @@ fn push_front(h: &mut Host, entry: Entry) {
 pub struct HostPacing {
     /// The rule's delay, or the floor it was raised to (Crawl-delay), without the learned one.
     pub delay: Duration,
+    /// The floor alone: what the crawl learned (Crawl-delay). A restart restores this, not
+    /// `delay`, so the rule's delay is the resumed run's own (a changed `--delay-ms` holds).
+    pub floor: Duration,
     /// The adaptive throttle's learned delay, if it set one.
     pub learned: Option<Duration>,
     pub next_at: Instant,

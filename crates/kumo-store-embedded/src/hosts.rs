@@ -11,8 +11,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct HostRecord {
     pub key: String,
+    /// The rule's delay or the Crawl-delay floor, whichever was larger; what state written
+    /// before `floor_ms` existed restores.
     #[serde(default)]
     pub delay_ms: u64,
+    /// The Crawl-delay floor alone, so a resumed run's own delay rule holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ms: Option<u64>,
     /// The adaptive throttle's learned delay; absent in state written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned_delay_ms: Option<u64>,
@@ -67,6 +72,7 @@ impl HostRecord {
         HostRecord {
             key: key.to_string(),
             delay_ms: 0,
+            floor_ms: None,
             learned_delay_ms: None,
             not_before_ms: 0,
             last_lease_ms: None,
@@ -77,6 +83,8 @@ impl HostRecord {
         HostRecord {
             key: key.to_string(),
             delay_ms: p.delay.as_millis() as u64,
+            // Rounded up, as the learned delay: a Crawl-delay is never shortened.
+            floor_ms: Some(p.floor.as_micros().div_ceil(1000) as u64),
             // Rounded up, so a restored delay is never shorter than the learned one.
             learned_delay_ms: p.learned.map(|d| d.as_micros().div_ceil(1000) as u64),
             not_before_ms: clock.to_unix_ms(p.next_at),

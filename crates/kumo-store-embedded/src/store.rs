@@ -257,7 +257,8 @@ impl EmbeddedStore {
             }
             inner.table.restore_pacing(
                 i,
-                Duration::from_millis(rec.delay_ms),
+                // Older state kept only the larger of the rule's delay and the floor.
+                Duration::from_millis(rec.floor_ms.unwrap_or(rec.delay_ms)),
                 rec.learned_delay_ms.map(Duration::from_millis),
                 clock.to_instant(rec.not_before_ms),
                 rec.last_lease_ms.map(|ms| clock.to_instant(ms)),

@@ -42,3 +42,60 @@ async fn embedded_store_survives_reopen() {
     };
     survives_reopen(|| open(root.path(), c.clone(), 1)).await;
 }
+
+/// A resumed crawl runs at its own delay rule (a changed `--delay-ms` holds), while what the
+/// crawl learned of a host, its Crawl-delay, survives the restart.
+#[tokio::test]
+async fn a_resume_takes_its_own_delay_and_keeps_crawl_delays() {
+    use std::time::Duration;
+
+    use kumo_core::{CanonicalOptions, DedupMode, Request, Url};
+    use kumo_frontier::{Completion, Frontier, HostAdjustment, HostPolicy, Politeness};
+
+    let root = tempfile::tempdir().unwrap();
+    let open = |delay_ms: u64| {
+        let politeness = Politeness {
+            default: HostPolicy { delay: Duration::from_millis(delay_ms), ..Default::default() },
+            rules: vec![],
+        };
+        let cfg = EmbeddedConfig { politeness, ..Default::default() };
+        EmbeddedStore::open(root.path(), cfg).expect("open")
+    };
+    let req = |url: &str| {
+        let r = Request::get(Url::parse(url).unwrap());
+        (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+    };
+    let delays = async |f: &EmbeddedStore| {
+        let mut d: Vec<(String, Duration)> =
+            f.hosts().await.unwrap().into_iter().map(|h| (h.key.to_string(), h.delay)).collect();
+        d.sort();
+        d
+    };
+
+    let f = open(300);
+    f.push(vec![
+        req("http://a.test/1"),
+        req("http://a.test/2"),
+        req("http://b.test/1"),
+        req("http://b.test/2"),
+    ])
+    .await
+    .unwrap();
+    let leases = f.lease(10).await.unwrap();
+    assert_eq!(leases.len(), 2, "one per host, then the delay");
+    let done =
+        leases.iter().map(|l| Completion::Done { lease: l.id, discovered: vec![], page: None }).collect();
+    f.complete(done).await.unwrap();
+    let crawl_delay = HostAdjustment { min_delay: Some(Duration::from_millis(500)), ..Default::default() };
+    f.adjust_host("b.test", crawl_delay).await.unwrap();
+    let ms = Duration::from_millis;
+    assert_eq!(delays(&f).await, [("a.test".into(), ms(300)), ("b.test".into(), ms(500))]);
+    drop(f);
+
+    let f = open(0);
+    assert_eq!(
+        delays(&f).await,
+        [("a.test".into(), ms(0)), ("b.test".into(), ms(500))],
+        "the new rule for a.test, b.test's Crawl-delay kept"
+    );
+}
