@@ -56,7 +56,13 @@ async fn crawl_writes_one_json_line_per_page_and_a_summary() {
     assert_eq!(s["by_status"]["200"], truth.unique_urls as u64);
     assert_eq!(s["stopped_by"], "drained");
     assert_eq!(s["modules"]["downloaders"][0]["id"], "D1");
+    // The buffers between the stages: every page's answer went through `results`.
+    let results = &s["buffers"][2];
+    assert_eq!(results["name"], "results", "{}", s["buffers"]);
+    assert!(results["total"].as_u64() >= Some(truth.unique_urls as u64), "{}", s["buffers"]);
+    assert!(results["capacity"].as_u64() > Some(0) && results["len"] == 0, "{}", s["buffers"]);
     assert!(stderr(&o).contains("by status: 200:"), "human summary on stderr: {}", stderr(&o));
+    assert!(stderr(&o).contains("  buffers:   leases 0/"), "buffers on stderr: {}", stderr(&o));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

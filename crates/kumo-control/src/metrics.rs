@@ -56,6 +56,11 @@ fn summary(s: &SiteSnapshot) -> &Summary {
     &s.live.summary
 }
 
+/// One figure of each of a site's buffers, labelled by buffer.
+fn buffers(s: &SiteSnapshot, pick: fn(&kumo_engine::BufferStats) -> u64) -> Samples {
+    by("buffer", summary(s).buffers.iter().map(|b| (b.name.clone(), pick(b))))
+}
+
 fn modules(s: &SiteSnapshot) -> impl Iterator<Item = &kumo_core::ModuleSummary> {
     let m = &summary(s).modules;
     m.downloaders.iter().chain(&m.analyzers).chain(&m.pipelines)
@@ -235,6 +240,30 @@ const FAMILIES: &[Family] = &[
         help: "Errors counted in the whole shared crawl (--redis), any stage",
         counter: true,
         read: |s| crawl(s, |t| t.errors),
+    },
+    Family {
+        name: "kumo_buffer_capacity",
+        help: "The most each buffer between the stages holds",
+        counter: false,
+        read: |s| buffers(s, |b| b.capacity),
+    },
+    Family {
+        name: "kumo_buffer_length",
+        help: "What each buffer between the stages holds now",
+        counter: false,
+        read: |s| buffers(s, |b| b.len),
+    },
+    Family {
+        name: "kumo_buffer_peak",
+        help: "The most each buffer between the stages has held, this run",
+        counter: false,
+        read: |s| buffers(s, |b| b.peak),
+    },
+    Family {
+        name: "kumo_buffer_messages",
+        help: "Messages put into each buffer between the stages, this run",
+        counter: true,
+        read: |s| buffers(s, |b| b.total),
     },
     Family {
         name: "kumo_elapsed_seconds",

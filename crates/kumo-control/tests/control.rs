@@ -130,6 +130,29 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     assert!(all >= answers as f64, "{all} answers in the histogram, {answers} in the summary");
     assert_eq!(summary.fetch_latency.count as f64, all);
     assert!(summary.commit_latency.count > 0, "commits timed");
+    // The buffers between the stages, in the summary and on /metrics: every lease, every
+    // answer handled, and nothing left in them at the end.
+    let names: Vec<&str> = summary.buffers.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["leases", "fetched", "results", "items", "errors"]);
+    for b in &summary.buffers[..4] {
+        assert!(b.len == 0 && b.peak <= b.capacity, "{b:?}");
+    }
+    // Nobody reads this engine's error stream: the failure's error waits there.
+    let errors = &summary.buffers[4];
+    assert!(errors.total >= 1 && errors.len == errors.total, "{errors:?}");
+    let (leases, results) = (&summary.buffers[0], &summary.buffers[2]);
+    assert!(leases.total >= summary.pages && results.total >= summary.pages, "{:?}", summary.buffers);
+    assert!(results.peak >= 1 && summary.buffers[1].total > 0, "{:?}", summary.buffers);
+    let buffer = |name: &str, buffer: &str| {
+        let s = scrape.samples.iter().find(|s| s.metric == name && s.labels.get("buffer") == Some(buffer));
+        match s.map(|s| &s.value) {
+            Some(prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Gauge(v)) => *v,
+            other => panic!("{name}{{buffer={buffer}}}: {other:?}"),
+        }
+    };
+    assert_eq!(buffer("kumo_buffer_messages_total", "results"), results.total as f64);
+    assert_eq!(buffer("kumo_buffer_capacity", "leases"), leases.capacity as f64);
+    assert_eq!(buffer("kumo_buffer_peak", "results"), results.peak as f64);
     let (status, json) = get(addr, "/api/status").await;
     assert_eq!(status, 200);
     let j: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::CrawlConfig;
 use crate::Progress;
+use crate::buffers::Gauged;
 use crate::results::{ItemBatch, Tally, prepare, storage_error};
 use crate::run::Parts;
 use crate::stages::PageResult;
@@ -47,7 +48,7 @@ impl Committer {
         parts: &Parts,
         mut results: Vec<PageResult>,
         tally: &mut Tally,
-        item_tx: &mpsc::Sender<ItemBatch>,
+        item_tx: &Gauged<mpsc::Sender<ItemBatch>>,
     ) {
         let archive: Vec<Records> = results.iter_mut().flat_map(|r| std::mem::take(&mut r.archive)).collect();
         let prepared = prepare(parts, results, tally).await;
@@ -118,7 +119,7 @@ struct CommitTask {
     frontier: Arc<dyn Frontier>,
     cfg: Arc<CrawlConfig>,
     progress: Arc<Progress>,
-    item_tx: mpsc::Sender<ItemBatch>,
+    item_tx: Gauged<mpsc::Sender<ItemBatch>>,
     warc: Option<Arc<Mutex<WarcWriter>>>,
     warc_failure: Arc<OnceLock<String>>,
     commit_failure: Arc<OnceLock<String>>,

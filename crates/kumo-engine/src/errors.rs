@@ -2,11 +2,14 @@
 //! stalls the crawl (errors beyond the buffer are dropped and counted, as in the seeds'
 //! `sendError`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use kumo_core::{ErrorKind, ModuleId, Stage};
 use serde::Serialize;
 use tokio::sync::mpsc;
+
+use crate::buffers::{Gauge, Gauged};
 
 /// One error of one stage.
 #[derive(Debug, Clone, Serialize, thiserror::Error)]
@@ -22,14 +25,14 @@ pub struct CrawlError {
 /// The sending side, shared by all stages.
 #[derive(Debug)]
 pub struct ErrorStream {
-    tx: mpsc::Sender<CrawlError>,
+    tx: Gauged<mpsc::Sender<CrawlError>>,
     dropped: AtomicU64,
 }
 
 impl ErrorStream {
     pub fn new(buffer: usize) -> (Self, mpsc::Receiver<CrawlError>) {
         let (tx, rx) = mpsc::channel(buffer.max(1));
-        (ErrorStream { tx, dropped: AtomicU64::new(0) }, rx)
+        (ErrorStream { tx: Gauged::new("errors", tx), dropped: AtomicU64::new(0) }, rx)
     }
 
     /// Sends without waiting; a full or closed stream counts the error as dropped.
@@ -41,6 +44,11 @@ impl ErrorStream {
 
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The stream's buffer, for the summary.
+    pub(crate) fn gauge(&self) -> Arc<Gauge> {
+        self.tx.gauge()
     }
 }
 

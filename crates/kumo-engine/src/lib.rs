@@ -20,6 +20,7 @@
 
 pub mod analyze;
 mod archive;
+mod buffers;
 mod commit;
 mod config;
 mod engine;
@@ -45,6 +46,7 @@ mod traps;
 mod writer;
 
 pub use analyze::{Analysis, Analyzer, PageAnalyzer, ScriptFailure};
+pub use buffers::BufferStats;
 pub use config::{ConfigError, CrawlConfig};
 pub use engine::{Engine, EngineError, Pauser, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};

@@ -29,6 +29,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::analyze::Analyzer;
+use crate::buffers::Gauged;
 use crate::commit::{self, Committer};
 use crate::group::Group;
 use crate::limits::Limits;
@@ -221,9 +222,16 @@ pub(crate) async fn run(
     // A bounded channel would allocate all `concurrency` slots up front (`-c 1000000` took
     // gigabytes for a 20-page crawl); this one grows with use.
     let (lease_tx, lease_rx) = async_channel::unbounded::<Lease>();
+    let lease_tx = Gauged::new_async("leases", lease_tx, concurrency);
     let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
+    let fetched_tx = Gauged::new_async("fetched", fetched_tx, parsers * 4);
     let (result_tx, mut result_rx) = mpsc::channel::<PageResult>(concurrency * 2);
+    let result_tx = Gauged::new("results", result_tx);
     let (item_tx, item_rx) = mpsc::channel::<ItemBatch>(256);
+    let item_tx = Gauged::new("items", item_tx);
+    // The buffers between the stages, for the summary (`buffers.rs`).
+    let gauges =
+        [lease_tx.gauge(), fetched_tx.gauge(), result_tx.gauge(), item_tx.gauge(), parts.errors.gauge()];
 
     let mut workers = JoinSet::new();
     let download = Arc::new(DownloadStage {
@@ -317,7 +325,9 @@ pub(crate) async fn run(
                 next_hosts = tokio::time::Instant::now() + LIVE_HOSTS_EVERY;
             }
             let frontier_stats = frontier.stats().await.unwrap_or_default();
-            let s = summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Started, None);
+            let mut s =
+                summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Started, None);
+            s.buffers = gauges.iter().map(|g| g.stats()).collect();
             live.send_replace(Some(Arc::new(parts.live(s, hosts.clone(), crawl.clone()))));
             next_live = tokio::time::Instant::now() + LIVE_EVERY;
         }
@@ -578,6 +588,7 @@ pub(crate) async fn run(
     summary.warc_bytes = warc_bytes;
     summary.peak_memory_bytes = crate::summary::peak_memory().unwrap_or(0);
     summary.modules.pipelines = vec![pipeline_summary];
+    summary.buffers = gauges.iter().map(|g| g.stats()).collect();
     cfg.listeners.finish(&summary);
     summary
 }
@@ -640,6 +651,7 @@ fn summary_of(
         politeness_wait_secs: tally.politeness_wait.as_secs_f64(),
         warc_bytes: 0,
         peak_memory_bytes: 0,
+        buffers: Vec::new(),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts

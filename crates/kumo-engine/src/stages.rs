@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 
 use crate::analyze::{Analysis, Analyzer, ScriptFailure};
 use crate::archive;
+use crate::buffers::Gauged;
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::run::AnalyzerModule;
@@ -296,8 +297,8 @@ pub(crate) enum Handled {
 pub(crate) async fn download_task(
     stage: Arc<DownloadStage>,
     leases: async_channel::Receiver<Lease>,
-    fetched: async_channel::Sender<Fetched>,
-    results: mpsc::Sender<PageResult>,
+    fetched: Gauged<async_channel::Sender<Fetched>>,
+    results: Gauged<mpsc::Sender<PageResult>>,
 ) {
     while let Ok(lease) = leases.recv().await {
         let sent = match stage.handle(lease).await {
@@ -328,7 +329,7 @@ pub(crate) async fn parse_task(
     stage: Arc<ParseStage>,
     module: Arc<AnalyzerModule>,
     fetched: async_channel::Receiver<Fetched>,
-    results: mpsc::Sender<PageResult>,
+    results: Gauged<mpsc::Sender<PageResult>>,
 ) {
     while let Ok(f) = fetched.recv().await {
         let sample = match &f.result {

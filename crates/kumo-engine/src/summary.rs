@@ -142,6 +142,8 @@ pub struct Summary {
     /// does not say: Linux's `/proc` does).
     pub peak_memory_bytes: u64,
     pub modules: Modules,
+    /// The buffers between the stages (`buffers.rs`): where a crawl's work waits.
+    pub buffers: Vec<crate::BufferStats>,
 }
 
 /// This process's peak resident memory so far, in bytes, where the system tells it (Linux).
@@ -258,6 +260,14 @@ impl fmt::Display for Summary {
                 m.counts.completed,
                 m.counts.handling
             )?;
+        }
+        if !self.buffers.is_empty() {
+            let b: Vec<String> = self
+                .buffers
+                .iter()
+                .map(|b| format!("{} {}/{} (peak {}, {} in)", b.name, b.len, b.capacity, b.peak, b.total))
+                .collect();
+            writeln!(f, "  buffers:   {}", b.join(", "))?;
         }
         Ok(())
     }
