@@ -65,4 +65,13 @@ if [[ $lint == 1 ]]; then
 else
   echo "warning: rustfmt/clippy unavailable: formatting and lint checks skipped" >&2
 fi
+# The library alone, every optional feature off, keeps compiling (the tests build all of them).
+cargo check -p kumo --lib --no-default-features --locked
+# ...and leaves out what the features bring: none of these may be in its dependency tree.
+tree=$(cargo tree -p kumo --no-default-features -e normal --locked)
+if heavy=$(grep -E " (redis|tokio-postgres|rquickjs|chromiumoxide|axum) v" <<<"$tree"); then
+  echo "error: kumo --no-default-features still depends on:" >&2
+  echo "$heavy" >&2
+  exit 1
+fi
 cargo test --workspace --locked "$@"

@@ -4,6 +4,8 @@
 //! [`Sink`] interface and the sinks: JSON Lines, CSV, PostgreSQL and an in-memory one, and
 //! the checkpoint types that let a pipeline resume after a crash without losing or repeating
 //! an item ([`PipelineCheckpoint`], [`PipelineResume`]).
+//!
+//! The PostgreSQL sink (the `postgres` module) needs the `postgres` feature (on by default).
 
 mod collect;
 mod csv;
@@ -13,6 +15,7 @@ mod json;
 mod jsonl;
 mod output;
 mod pipeline;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod processors;
 mod resume;
@@ -25,6 +28,7 @@ pub use json::JsonArraySink;
 pub use jsonl::JsonLinesSink;
 pub use output::Existing;
 pub use pipeline::Pipeline;
+#[cfg(feature = "postgres")]
 pub use postgres::{ColumnSpec, PgError, PgMode, PgSinkConfig, PgType, PostgresSink};
 pub use processors::{ProcessOutcome, ProcessingSink, Processor, ProcessorChain, ProcessorStats};
 pub use resume::{FileProof, PipelineCheckpoint, PipelineResume, SinkCheckpoint, SinkResume, StateEntry};

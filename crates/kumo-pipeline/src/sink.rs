@@ -13,6 +13,7 @@ pub enum SinkError {
     Io { target: String, error: std::io::Error },
     #[error("cannot encode item: {0}")]
     Encode(#[from] serde_json::Error),
+    #[cfg(feature = "postgres")]
     #[error(transparent)]
     Postgres(#[from] crate::postgres::PgError),
     /// A file is shorter than its committed checkpoint: someone changed or replaced it, and

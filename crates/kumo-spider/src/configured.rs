@@ -1,8 +1,8 @@
 //! The analyzer of a configured site: models on target pages, links followed by rule with
 //! Spiderman's priorities (item pages first), the next-page link, and `dig` fields.
 
-use kumo_core::{Item, Priority, Request, Response, Url};
-use kumo_engine::{Analysis, Analyzer, ScriptFailure};
+use kumo_core::{Item, Priority, Response, Url};
+use kumo_engine::{Analysis, Analyzer};
 use kumo_parse::extract::Document;
 use kumo_parse::{CompiledModel, Extraction};
 
@@ -48,6 +48,7 @@ pub struct ConfigSpider {
     pub models: Vec<SiteModel>,
     pub priority: Priorities,
     /// The site's JavaScript hooks (`script`), run sandboxed over each page's analysis.
+    #[cfg(feature = "script")]
     pub script: Option<kumo_script::Script>,
 }
 
@@ -141,17 +142,25 @@ impl Analyzer for ConfigSpider {
                 self.push(&mut out, resp, url, p);
             }
         }
+        #[cfg(feature = "script")]
         if let Some(script) = &self.script {
             crate::scripted::apply(script, resp, &body, &mut out);
         }
         out
     }
 
+    #[cfg(feature = "script")]
     fn steers_links(&self) -> bool {
         self.script.as_ref().is_some_and(crate::scripted::steers)
     }
 
-    fn steer_link(&self, resp: &Response, link: &mut Request, failures: &mut Vec<ScriptFailure>) -> bool {
+    #[cfg(feature = "script")]
+    fn steer_link(
+        &self,
+        resp: &Response,
+        link: &mut kumo_core::Request,
+        failures: &mut Vec<kumo_engine::ScriptFailure>,
+    ) -> bool {
         match &self.script {
             Some(script) => crate::scripted::steer(script, resp, link, failures),
             None => true,

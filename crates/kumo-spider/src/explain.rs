@@ -177,6 +177,7 @@ impl ConfigSpider {
                 report.links.push(LinkReport { url: url.to_string(), rule, priority });
             }
         }
+        #[cfg(feature = "script")]
         if let Some(script) = &self.script {
             // The analysis itself, hooks applied: what the crawl would do with the page (each
             // link steered, as a crawl steers those its frontier does not know yet).

@@ -10,6 +10,9 @@
 //!   on HTML and XML, `on_response`, `on_error`, `on_scraped`) with request-scoped typed
 //!   context.
 //!
+//! Features, both on by default: `script` (a site's JavaScript hooks, on kumo-script) and
+//! `postgres` (`output.postgres`). A spider file that asks for one this build lacks is refused.
+//!
 //! [`Analyzer`]: kumo_engine::Analyzer
 
 pub mod collector;
@@ -19,16 +22,18 @@ mod explain;
 mod rules;
 mod run;
 pub mod schedule;
+#[cfg(feature = "script")]
 mod scripted;
 mod spider;
 
 pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};
-pub use config::{
-    LoadError, LoadOptions, OutputSpec, PostgresOutput, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile,
-};
+#[cfg(feature = "postgres")]
+pub use config::PostgresOutput;
+pub use config::{LoadError, LoadOptions, OutputSpec, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile};
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches, ScriptReport};
 /// For the command line: the operator's ceilings on scripts, and stopping them all now.
+#[cfg(feature = "script")]
 pub use kumo_script::{Ceiling as ScriptCeiling, interrupt_all as interrupt_scripts};
 pub use rules::UrlRules;
 pub use run::{

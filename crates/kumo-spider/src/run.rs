@@ -7,9 +7,9 @@ use kumo_core::CookieStorage;
 use kumo_engine::{Engine, EngineError, StopMode, Summary};
 use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
-use kumo_pipeline::{
-    CsvSink, Existing, ItemJournal, JsonLinesSink, PostgresSink, ProcessingSink, Sink, SinkError,
-};
+#[cfg(feature = "postgres")]
+use kumo_pipeline::PostgresSink;
+use kumo_pipeline::{CsvSink, Existing, ItemJournal, JsonLinesSink, ProcessingSink, Sink, SinkError};
 use tokio::sync::watch;
 
 use crate::SiteSpec;
@@ -33,6 +33,7 @@ pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError
     if let Some(p) = &o.csv {
         sinks.push(Box::new(CsvSink::create_with(p, csv_columns(site), existing)?));
     }
+    #[cfg(feature = "postgres")]
     if let Some(pg) = &o.postgres {
         sinks.push(Box::new(PostgresSink::connect(&pg.url, pg.sink.clone()).await?));
     }

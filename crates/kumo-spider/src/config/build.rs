@@ -14,6 +14,7 @@ use kumo_pipeline::{Processor, ProcessorChain};
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
+#[cfg(feature = "postgres")]
 use super::postgres::{self, PostgresOutput};
 use super::raw::{RawDrop, RawLimit, RawModel, RawProcessor, RawSite};
 use crate::configured::{ConfigSpider, Priorities, SiteModel};
@@ -40,6 +41,8 @@ pub struct SiteSpec {
 pub struct OutputSpec {
     pub jsonl: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    /// Needs the `postgres` feature.
+    #[cfg(feature = "postgres")]
     pub postgres: Option<PostgresOutput>,
     pub stdout: bool,
     /// A new crawl may replace existing `jsonl` and `csv` files (otherwise one holding data
@@ -193,7 +196,7 @@ pub(super) fn site(
     lines: &Lines,
     raw: Spanned<RawSite>,
     base: Option<&str>,
-    ceiling: &kumo_script::Ceiling,
+    #[cfg_attr(not(feature = "script"), expect(unused_variables))] opts: &super::LoadOptions,
 ) -> Result<SiteSpec, SpiderConfigError> {
     let site_at = raw.span().start;
     let raw = raw.into_inner();
@@ -256,7 +259,15 @@ pub(super) fn site(
         processors.push((None, p.get_ref().clone()));
     }
 
-    let script = raw.script.map(|s| super::script::script(lines, &here("script"), s, ceiling)).transpose()?;
+    #[cfg(feature = "script")]
+    let script = raw
+        .script
+        .map(|s| super::script::script(lines, &here("script"), s, &opts.script_ceiling))
+        .transpose()?;
+    #[cfg(not(feature = "script"))]
+    if let Some(s) = &raw.script {
+        return Err(built_without(lines, s.span().start, here("script"), "scripts", "script"));
+    }
     let spider = ConfigSpider {
         name: name.clone(),
         targets: rules(lines, &here("targets"), &raw.targets)?,
@@ -281,6 +292,7 @@ pub(super) fn site(
             next_page: raw.priority.next_page,
             follow: raw.priority.follow,
         },
+        #[cfg(feature = "script")]
         script,
     };
 
@@ -350,9 +362,15 @@ pub(super) fn site(
     }
     let render = raw.render.map(|r| super::render::render(lines, &here("render"), r)).transpose()?;
     let o = raw.output;
+    #[cfg(not(feature = "postgres"))]
+    if let Some(p) = &o.postgres {
+        let at = here("output.postgres");
+        return Err(built_without(lines, p.span().start, at, "PostgreSQL output", "postgres"));
+    }
     let output = OutputSpec {
         jsonl: o.jsonl.map(PathBuf::from),
         csv: o.csv.map(PathBuf::from),
+        #[cfg(feature = "postgres")]
         postgres: o.postgres.map(|p| postgres::output(lines, &name, p)).transpose()?,
         stdout: o.stdout,
         overwrite: o.overwrite,
@@ -368,4 +386,10 @@ pub(super) fn site(
         schedule,
         render,
     })
+}
+
+/// A setting this build of kumo cannot honour: refused, never ignored.
+#[cfg(not(all(feature = "script", feature = "postgres")))]
+fn built_without(lines: &Lines, offset: usize, at: String, what: &str, feature: &str) -> SpiderConfigError {
+    lines.error(offset, at, format!("this kumo was built without {what} (the `{feature}` feature)"))
 }

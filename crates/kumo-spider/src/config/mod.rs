@@ -56,17 +56,20 @@
 
 mod build;
 mod error;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod raw;
 mod render;
 mod revisit;
 mod schedule;
+#[cfg(feature = "script")]
 mod script;
 
 use std::path::{Path, PathBuf};
 
 pub use build::{OutputSpec, SiteSpec};
 pub use error::SpiderConfigError;
+#[cfg(feature = "postgres")]
 pub use postgres::PostgresOutput;
 pub use render::RenderSpec;
 
@@ -76,6 +79,7 @@ pub struct LoadOptions {
     /// Replaces `{base}` in seeds, over the file's own `base`.
     pub base: Option<String>,
     /// The most a site's script may ask for (`call_ms`, `memory_mb`); more is cut to it.
+    #[cfg(feature = "script")]
     pub script_ceiling: kumo_script::Ceiling,
 }
 
@@ -112,7 +116,7 @@ impl SpiderFile {
             return Err(lines.error(0, "site", "the file defines no [[site]]"));
         }
         for site in raw.site {
-            let site = build::site(&lines, site, base.as_deref(), &opts.script_ceiling)?;
+            let site = build::site(&lines, site, base.as_deref(), opts)?;
             if sites.iter().any(|s: &SiteSpec| s.name == site.name) {
                 return Err(lines.error(0, format!("site \"{}\"", site.name), "two sites have this name"));
             }

@@ -3,10 +3,10 @@
 //! placed at its line; the sink checks the rest (identifier lengths) when it connects.
 
 use kumo_pipeline::{ColumnSpec, PgSinkConfig, PgType};
+use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
-use super::raw::{RawColumn, RawPostgres};
 
 /// Where a site's items go in PostgreSQL: `output.postgres` in a spider file.
 ///
@@ -31,6 +31,27 @@ pub struct PostgresOutput {
     pub url: String,
     /// The table, its columns (or `jsonb`) and key.
     pub sink: PgSinkConfig,
+}
+
+/// `output.postgres` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPostgres {
+    pub url: String,
+    pub table: String,
+    /// Typed columns; without them, whole items go into one `jsonb` column.
+    pub columns: Option<Spanned<Vec<RawColumn>>>,
+    /// The fields that identify an item: writes upsert on them.
+    pub key: Option<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// `{ name = "price", type = "double precision" }`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawColumn {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub ty: Spanned<String>,
 }
 
 /// The column types a spider file can name, by their SQL names.

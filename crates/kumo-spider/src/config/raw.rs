@@ -86,7 +86,11 @@ pub(super) struct RawSite {
     /// Pages fetched through a headless browser: `"browser"` or a table of settings.
     pub render: Option<Spanned<super::render::RawRender>>,
     /// JavaScript hooks, run sandboxed.
+    #[cfg(feature = "script")]
     pub script: Option<Spanned<super::script::RawScript>>,
+    /// Built without the `script` feature: read only to be refused.
+    #[cfg(not(feature = "script"))]
+    pub script: Option<Spanned<serde::de::IgnoredAny>>,
 }
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and
@@ -185,32 +189,16 @@ pub(super) struct RawDrop {
 pub(super) struct RawOutput {
     pub jsonl: Option<String>,
     pub csv: Option<String>,
-    pub postgres: Option<RawPostgres>,
+    #[cfg(feature = "postgres")]
+    pub postgres: Option<super::postgres::RawPostgres>,
+    /// Built without the `postgres` feature: read only to be refused.
+    #[cfg(not(feature = "postgres"))]
+    pub postgres: Option<Spanned<serde::de::IgnoredAny>>,
     #[serde(default)]
     pub stdout: bool,
     #[serde(default)]
     pub overwrite: bool,
     pub warc: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPostgres {
-    pub url: String,
-    pub table: String,
-    /// Typed columns; without them, whole items go into one `jsonb` column.
-    pub columns: Option<Spanned<Vec<RawColumn>>>,
-    /// The fields that identify an item: writes upsert on them.
-    pub key: Option<Spanned<Vec<Spanned<String>>>>,
-}
-
-/// `{ name = "price", type = "double precision" }`
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawColumn {
-    pub name: Spanned<String>,
-    #[serde(rename = "type")]
-    pub ty: Spanned<String>,
 }
 
 fn default_concurrency() -> usize {
