@@ -100,7 +100,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
     site.crawl.keep_pages = o.keep_pages;
     // The site's output files created here go again if its outputs or its state are
     // refused: nothing was crawled into them (earlier sites' states already name theirs).
-    let new_files = NewFiles::note(site.output.jsonl.iter().chain(&site.output.csv).map(PathBuf::as_path));
+    let new_files = NewFiles::note(site.output.files().map(PathBuf::as_path));
     let sinks = match open_sinks(&site).await {
         Ok(sinks) => sinks,
         Err(e) => {
@@ -117,7 +117,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         crawl: storage_crawl.clone(),
         dir,
         outputs: &names,
-        files: site.output.jsonl.iter().chain(&site.output.csv).cloned().collect(),
+        files: site.output.files().cloned().collect(),
         config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
         origin: state::spider_origin(o.file, &site.name),
         politeness: site.crawl.politeness.clone(),

@@ -9,7 +9,9 @@ use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
 #[cfg(feature = "postgres")]
 use kumo_pipeline::PostgresSink;
-use kumo_pipeline::{CsvSink, Existing, ItemJournal, JsonLinesSink, ProcessingSink, Sink, SinkError};
+use kumo_pipeline::{
+    CsvSink, Existing, ItemJournal, JsonArraySink, JsonLinesSink, ProcessingSink, Sink, SinkError,
+};
 use tokio::sync::watch;
 
 use crate::SiteSpec;
@@ -32,6 +34,9 @@ pub async fn open_sinks(site: &SiteSpec) -> Result<Vec<Box<dyn Sink>>, SinkError
     }
     if let Some(p) = &o.csv {
         sinks.push(Box::new(CsvSink::create_with(p, csv_columns(site), existing)?));
+    }
+    if let Some(p) = &o.json {
+        sinks.push(Box::new(JsonArraySink::create_with(p, existing)?));
     }
     #[cfg(feature = "postgres")]
     if let Some(pg) = &o.postgres {

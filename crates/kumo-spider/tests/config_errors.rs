@@ -205,3 +205,18 @@ fn revisit_rules_are_read_and_their_mistakes_placed() {
     assert!(e.message.contains("\"changed\" or \"all\""), "{e}");
     assert!(ok(&format!("{HEAD}[site.revisit]\nemit = \"all\"\n")).sites[0].crawl.emit_unchanged);
 }
+
+/// An output file named for another format than its key writes is refused, naming both; a
+/// name without a known extension is taken as given.
+#[test]
+fn an_output_file_named_for_another_format() {
+    let e = err(&format!("{HEAD}output = {{ jsonl = \"items.csv\" }}\n"));
+    assert_eq!(e.field.as_deref(), Some("site \"s\" → output.jsonl"), "{e}");
+    assert!(e.message.contains("use csv = \"items.csv\", or name the file .jsonl"), "{e}");
+    let e = err(&format!("{HEAD}output = {{ csv = \"items.json\" }}\n"));
+    assert!(e.message.contains("use json = \"items.json\""), "{e}");
+    let ok = format!("{HEAD}output = {{ jsonl = \"items.jsonl\", csv = \"items\", json = \"all.json\" }}\n");
+    let f = SpiderFile::parse(&ok, "t.toml", &LoadOptions::default()).unwrap();
+    let files: Vec<_> = f.sites[0].output.files().map(|p| p.display().to_string()).collect();
+    assert_eq!(files, ["items.jsonl", "items", "all.json"]);
+}

@@ -1,5 +1,6 @@
-//! The same items reach JSON Lines, CSV and PostgreSQL: the quotes spider, its `output` naming
-//! all three, against the quotes site and a real PostgreSQL; the rows are read back from each.
+//! The same items reach JSON Lines, CSV, a JSON array and PostgreSQL: the quotes spider, its
+//! `output` naming all four, against the quotes site and a real PostgreSQL; the rows are read
+//! back from each.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,11 @@ fn from_jsonl(path: &Path) -> Vec<Quote> {
     items.iter().filter(|i| i["_model"] == "quote").map(quote_of).collect()
 }
 
+fn from_json(path: &Path) -> Vec<Quote> {
+    let items: Vec<Value> = serde_json::from_slice(&std::fs::read(path).unwrap()).expect("one JSON array");
+    items.iter().filter(|i| i["_model"] == "quote").map(quote_of).collect()
+}
+
 fn from_csv(path: &Path) -> Vec<Quote> {
     let mut r = csv::Reader::from_path(path).unwrap();
     let head = r.headers().unwrap().clone();
@@ -54,13 +60,15 @@ async fn quotes_reach_jsonl_csv_and_postgres_alike() {
     let server = ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (jsonl, csv) = (dir.path().join("quotes.jsonl"), dir.path().join("quotes.csv"));
+    let json = dir.path().join("quotes.json");
 
-    // examples/quotes.toml with its output pointed at all three sinks.
+    // examples/quotes.toml with its output pointed at all four sinks.
     let text = std::fs::read_to_string(root().join("examples/quotes.toml")).unwrap();
     let output = format!(
-        "output = {{ jsonl = {:?}, csv = {:?}, postgres = {{ url = {:?}, table = \"items\" }} }}",
+        "output = {{ jsonl = {:?}, csv = {:?}, json = {:?}, postgres = {{ url = {:?}, table = \"items\" }} }}",
         jsonl.display().to_string(),
         csv.display().to_string(),
+        json.display().to_string(),
         pg.url()
     );
     let line = text.lines().find(|l| l.starts_with("output =")).expect("an output line");
@@ -69,7 +77,7 @@ async fn quotes_reach_jsonl_csv_and_postgres_alike() {
     let file = SpiderFile::parse(&text, "quotes.toml", &opts).unwrap();
     let site = &file.sites[0];
     let sinks = open_sinks(site).await.unwrap();
-    assert_eq!(sinks.len(), 3, "jsonl, csv and postgres; no stdout");
+    assert_eq!(sinks.len(), 4, "jsonl, csv, json and postgres; no stdout");
     let summary = tokio::time::timeout(Duration::from_secs(120), run_site(site, sinks))
         .await
         .expect("crawl within 120 s")
@@ -78,6 +86,7 @@ async fn quotes_reach_jsonl_csv_and_postgres_alike() {
 
     let from_jsonl = from_jsonl(&jsonl);
     let from_csv = from_csv(&csv);
+    let from_json = from_json(&json);
     let (db, conn) = tokio_postgres::connect(&pg.url(), NoTls).await.unwrap();
     tokio::spawn(conn);
     let rows = db.query("SELECT * FROM items", &[]).await.unwrap();
@@ -91,6 +100,7 @@ async fn quotes_reach_jsonl_csv_and_postgres_alike() {
     let set = |v: &[Quote]| v.iter().cloned().collect::<BTreeSet<_>>();
     assert_eq!(set(&from_jsonl).len(), 100, "100 distinct quotes");
     assert_eq!(set(&from_jsonl), set(&from_csv), "CSV holds the same quotes");
+    assert_eq!((from_json.len(), set(&from_jsonl)), (100, set(&from_json)), "so does the JSON array");
     assert_eq!(set(&from_jsonl), set(&from_pg), "PostgreSQL holds the same quotes");
     assert_eq!(all.len(), 100 + 50 + 137, "every item reached PostgreSQL");
 }

@@ -41,15 +41,24 @@ pub struct SiteSpec {
 pub struct OutputSpec {
     pub jsonl: Option<PathBuf>,
     pub csv: Option<PathBuf>,
+    /// One JSON array, whole after every checkpoint.
+    pub json: Option<PathBuf>,
     /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
     pub postgres: Option<PostgresOutput>,
     pub stdout: bool,
-    /// A new crawl may replace existing `jsonl` and `csv` files (otherwise one holding data
+    /// A new crawl may replace existing `jsonl`, `csv` and `json` files (otherwise one holding data
     /// is refused: kumo replaces only files it wrote).
     pub overwrite: bool,
     /// Archive every exchange as WARC files in this directory (`kumo crawl --warc`).
     pub warc: Option<PathBuf>,
+}
+
+impl OutputSpec {
+    /// The files it writes items to.
+    pub fn files(&self) -> impl Iterator<Item = &PathBuf> {
+        self.jsonl.iter().chain(&self.csv).chain(&self.json)
+    }
 }
 
 impl SiteSpec {
@@ -361,21 +370,7 @@ pub(super) fn site(
         (crawl.revisit, crawl.emit_unchanged) = super::revisit::revisit(lines, &here("revisit"), r)?;
     }
     let render = raw.render.map(|r| super::render::render(lines, &here("render"), r)).transpose()?;
-    let o = raw.output;
-    #[cfg(not(feature = "postgres"))]
-    if let Some(p) = &o.postgres {
-        let at = here("output.postgres");
-        return Err(built_without(lines, p.span().start, at, "PostgreSQL output", "postgres"));
-    }
-    let output = OutputSpec {
-        jsonl: o.jsonl.map(PathBuf::from),
-        csv: o.csv.map(PathBuf::from),
-        #[cfg(feature = "postgres")]
-        postgres: o.postgres.map(|p| postgres::output(lines, &name, p)).transpose()?,
-        stdout: o.stdout,
-        overwrite: o.overwrite,
-        warc: o.warc.map(PathBuf::from),
-    };
+    let output = output(lines, site_at, &name, raw.output)?;
     Ok(SiteSpec {
         name,
         crawl,
@@ -386,6 +381,66 @@ pub(super) fn site(
         schedule,
         render,
     })
+}
+
+/// A site's `output`: files by format, each named for the format its key writes.
+fn output(
+    lines: &Lines,
+    site_at: usize,
+    name: &str,
+    o: super::raw::RawOutput,
+) -> Result<OutputSpec, SpiderConfigError> {
+    let here = |key: &str| format!("site \"{name}\" → output.{key}");
+    #[cfg(not(feature = "postgres"))]
+    if let Some(p) = &o.postgres {
+        return Err(built_without(lines, p.span().start, here("postgres"), "PostgreSQL output", "postgres"));
+    }
+    for (key, file) in [("jsonl", &o.jsonl), ("csv", &o.csv), ("json", &o.json)] {
+        if let Some(file) = file {
+            check_extension(lines, site_at, here(key), key, file)?;
+        }
+    }
+    Ok(OutputSpec {
+        jsonl: o.jsonl.map(PathBuf::from),
+        csv: o.csv.map(PathBuf::from),
+        json: o.json.map(PathBuf::from),
+        #[cfg(feature = "postgres")]
+        postgres: o.postgres.map(|p| postgres::output(lines, name, p)).transpose()?,
+        stdout: o.stdout,
+        overwrite: o.overwrite,
+        warc: o.warc.map(PathBuf::from),
+    })
+}
+
+/// A file named for another format than its key writes (`jsonl = "items.csv"`) is refused:
+/// a JSON Lines file named `.csv` would surprise whoever opens it.
+fn check_extension(
+    lines: &Lines,
+    at: usize,
+    field: String,
+    key: &str,
+    file: &str,
+) -> Result<(), SpiderConfigError> {
+    let ext = std::path::Path::new(file).extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let names = match ext.as_deref() {
+        Some("jsonl" | "ndjson" | "jl") => "jsonl",
+        Some("csv") => "csv",
+        Some("json") => "json",
+        _ => return Ok(()),
+    };
+    if names == key {
+        return Ok(());
+    }
+    Err(lines.error(at, field, format!("{file} is named as a {names} file, but {key} writes {}: use {names} = \"{file}\", or name the file .{key}", describe(key))))
+}
+
+/// A format key's format, in words.
+fn describe(key: &str) -> &'static str {
+    match key {
+        "jsonl" => "JSON Lines",
+        "csv" => "CSV",
+        _ => "one JSON array",
+    }
 }
 
 /// A setting this build of kumo cannot honour: refused, never ignored.

@@ -189,6 +189,8 @@ pub(super) struct RawDrop {
 pub(super) struct RawOutput {
     pub jsonl: Option<String>,
     pub csv: Option<String>,
+    /// One JSON array.
+    pub json: Option<String>,
     #[cfg(feature = "postgres")]
     pub postgres: Option<super::postgres::RawPostgres>,
     /// Built without the `postgres` feature: read only to be refused.
