@@ -15,7 +15,6 @@ use kumo_pipeline::{Existing, Sink};
 use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
 use super::outcome::{self, usage};
-use super::output_file::Target;
 use super::progress::ProgressBar;
 
 /// Parses and checks start URLs, with an error that names the bad one.
@@ -176,14 +175,6 @@ fn output_arg(a: &CrawlArgs) -> (&str, Existing) {
     }
 }
 
-/// The file `-o`/`-O` names, if it names a file (not standard output, not PostgreSQL).
-fn output_file(a: &CrawlArgs) -> Option<&Path> {
-    match super::output_file::target(output_arg(a).0) {
-        Ok(Target::File(path, _)) => Some(path),
-        _ => None,
-    }
-}
-
 /// What workers sharing a crawl must agree on: what is crawled, how URLs are told apart, and
 /// how hosts are treated. Another value means another crawl.
 fn config_id(cfg: &CrawlConfig) -> String {
@@ -210,7 +201,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     let target = super::output_file::target(output).map_err(usage)?;
     kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
     super::starts::check_in_scope(&cfg.scope, &starts, super::starts::Rules::Flags).map_err(usage)?;
-    let new_files = NewFiles::note(output_file(&a));
+    let new_files = NewFiles::note(target.file());
     let sink = super::output_file::open(target, existing, &a.pg_table).await?;
     let mut outputs = vec![sink.name()];
     outputs.extend(a.warc.as_deref().map(super::warc::output_name));
@@ -219,7 +210,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
         crawl: crawl_name.clone(),
         outputs: &outputs,
-        files: output_file(&a).map(Path::to_path_buf).into_iter().collect(),
+        files: target.file().map(Path::to_path_buf).into_iter().collect(),
         config_id: config_id(&cfg),
         origin: super::state::url_origin(&starts),
         politeness: cfg.politeness.clone(),

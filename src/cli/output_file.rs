@@ -4,25 +4,27 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use kumo_pipeline::{CsvSink, Existing, JsonArraySink, JsonLinesSink, PgSinkConfig, PostgresSink, Sink};
+use kumo_pipeline::{
+    CsvSink, Existing, FileFormat, JsonArraySink, JsonLinesSink, PgSinkConfig, PostgresSink, Sink,
+};
 
 /// Where page records go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target<'a> {
     Stdout,
     Postgres(&'a str),
-    File(&'a Path, Format),
+    /// A file, in the format its extension names (JSON Lines without one).
+    File(&'a Path, FileFormat),
 }
 
-/// A file's format, from its extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// `.jsonl`, `.ndjson`, `.jl`, or no extension: one JSON object per line.
-    JsonLines,
-    /// `.json`: one JSON array, whole after every checkpoint.
-    JsonArray,
-    /// `.csv`: a header row from the first item's fields, then one row per item.
-    Csv,
+impl<'a> Target<'a> {
+    /// The file it names, if it names one.
+    pub fn file(self) -> Option<&'a Path> {
+        match self {
+            Target::File(path, _) => Some(path),
+            _ => None,
+        }
+    }
 }
 
 /// Reads `-o`/`-O`'s value; an extension that names no format kumo writes is a usage error.
@@ -34,14 +36,13 @@ pub fn target(value: &str) -> Result<Target<'_>> {
         return Ok(Target::Postgres(value));
     }
     let path = Path::new(value);
-    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let format = match ext.as_deref() {
-        None | Some("jsonl" | "ndjson" | "jl") => Format::JsonLines,
-        Some("json") => Format::JsonArray,
-        Some("csv") => Format::Csv,
-        Some(other) => bail!(
-            "kumo cannot tell what to write to {value} from its extension .{other}: name the file \
-             .jsonl (JSON Lines), .json (one JSON array) or .csv (CSV)"
+    let format = match (FileFormat::named_by(path), path.extension()) {
+        (Some(format), _) => format,
+        (None, None) => FileFormat::JsonLines,
+        (None, Some(other)) => bail!(
+            "kumo cannot tell what to write to {value} from its extension .{}: name the file \
+             .jsonl (JSON Lines), .json (one JSON array) or .csv (CSV)",
+            other.to_string_lossy()
         ),
     };
     Ok(Target::File(path, format))
@@ -56,9 +57,9 @@ pub async fn open(target: Target<'_>, existing: Existing, pg_table: &str) -> Res
             let cfg = PgSinkConfig::jsonb(pg_table).with_key(["url"]);
             Box::new(PostgresSink::connect(url, cfg).await?)
         }
-        Target::File(path, Format::JsonLines) => Box::new(JsonLinesSink::create_with(path, existing)?),
-        Target::File(path, Format::JsonArray) => Box::new(JsonArraySink::create_with(path, existing)?),
-        Target::File(path, Format::Csv) => Box::new(CsvSink::create_with(path, None, existing)?),
+        Target::File(path, FileFormat::JsonLines) => Box::new(JsonLinesSink::create_with(path, existing)?),
+        Target::File(path, FileFormat::JsonArray) => Box::new(JsonArraySink::create_with(path, existing)?),
+        Target::File(path, FileFormat::Csv) => Box::new(CsvSink::create_with(path, None, existing)?),
     })
 }
 
@@ -72,11 +73,11 @@ mod tests {
             Target::File(_, f) => f,
             other => panic!("{other:?}"),
         };
-        assert_eq!(file("pages.jsonl"), Format::JsonLines);
-        assert_eq!(file("pages.NDJSON"), Format::JsonLines);
-        assert_eq!(file("/dev/full"), Format::JsonLines);
-        assert_eq!(file("pages.json"), Format::JsonArray);
-        assert_eq!(file("out/pages.csv"), Format::Csv);
+        assert_eq!(file("pages.jsonl"), FileFormat::JsonLines);
+        assert_eq!(file("pages.NDJSON"), FileFormat::JsonLines);
+        assert_eq!(file("/dev/full"), FileFormat::JsonLines);
+        assert_eq!(file("pages.json"), FileFormat::JsonArray);
+        assert_eq!(file("out/pages.csv"), FileFormat::Csv);
         assert_eq!(target("-").unwrap(), Target::Stdout);
         assert!(matches!(target("postgres://u@h/db").unwrap(), Target::Postgres(_)));
         let e = target("pages.xyz").unwrap_err().to_string();

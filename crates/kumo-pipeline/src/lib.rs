@@ -9,6 +9,7 @@
 
 mod collect;
 mod csv;
+mod format;
 mod holder;
 mod journal;
 mod json;
@@ -23,6 +24,7 @@ mod sink;
 
 pub use collect::CollectSink;
 pub use csv::CsvSink;
+pub use format::FileFormat;
 pub use journal::{ItemJournal, JournalError, ResumePoint};
 pub use json::JsonArraySink;
 pub use jsonl::JsonLinesSink;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::{FileProof, SinkError, SinkResume};
+use crate::{FileProof, SinkCheckpoint, SinkError, SinkResume};
 
 /// Bytes before a checkpoint's offset that its proof hashes: a few records of any sink, so a
 /// different file is all but certain to differ there, and cheap to keep and to read back.
@@ -296,6 +296,11 @@ impl Output {
     /// stream.
     pub(crate) fn proof(&self) -> Option<FileProof> {
         self.proof.get()
+    }
+
+    /// A file sink's checkpoint: where its whole items end, with the proof.
+    pub(crate) fn checkpoint(&self) -> SinkCheckpoint {
+        SinkCheckpoint { offset: self.offset(), state: Vec::new(), file: self.proof() }
     }
 
     /// Runs `read` over the bytes the file holds (a CSV sink reads its header back). A stream

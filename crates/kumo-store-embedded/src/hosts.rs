@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct HostRecord {
     pub key: String,
-    /// The rule's delay or the Crawl-delay floor, whichever was larger; what state written
-    /// before `floor_ms` existed restores.
-    #[serde(default)]
+    /// The rule's delay or the Crawl-delay floor, whichever was larger: read from state
+    /// written before `floor_ms` existed, never written (it is the old rule's, not the
+    /// resumed run's).
+    #[serde(default, skip_serializing)]
     pub delay_ms: u64,
     /// The Crawl-delay floor alone, so a resumed run's own delay rule holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +83,7 @@ impl HostRecord {
     pub fn from_pacing(key: &str, p: HostPacing, clock: Clock) -> Self {
         HostRecord {
             key: key.to_string(),
-            delay_ms: p.delay.as_millis() as u64,
+            delay_ms: 0,
             // Rounded up, as the learned delay: a Crawl-delay is never shortened.
             floor_ms: Some(p.floor.as_micros().div_ceil(1000) as u64),
             // Rounded up, so a restored delay is never shorter than the learned one.

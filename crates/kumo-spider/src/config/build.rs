@@ -10,7 +10,7 @@ use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig};
 use kumo_parse::extract::{Field, Selector};
 use kumo_parse::{CompiledModel, Model};
 use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
-use kumo_pipeline::{Processor, ProcessorChain};
+use kumo_pipeline::{FileFormat, Processor, ProcessorChain};
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
@@ -395,9 +395,11 @@ fn output(
     if let Some(p) = &o.postgres {
         return Err(built_without(lines, p.span().start, here("postgres"), "PostgreSQL output", "postgres"));
     }
-    for (key, file) in [("jsonl", &o.jsonl), ("csv", &o.csv), ("json", &o.json)] {
+    for (format, file) in
+        [(FileFormat::JsonLines, &o.jsonl), (FileFormat::Csv, &o.csv), (FileFormat::JsonArray, &o.json)]
+    {
         if let Some(file) = file {
-            check_extension(lines, site_at, here(key), key, file)?;
+            check_extension(lines, site_at, here(format.extension()), format, file)?;
         }
     }
     Ok(OutputSpec {
@@ -418,28 +420,19 @@ fn check_extension(
     lines: &Lines,
     at: usize,
     field: String,
-    key: &str,
+    key: FileFormat,
     file: &str,
 ) -> Result<(), SpiderConfigError> {
-    let ext = std::path::Path::new(file).extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let names = match ext.as_deref() {
-        Some("jsonl" | "ndjson" | "jl") => "jsonl",
-        Some("csv") => "csv",
-        Some("json") => "json",
-        _ => return Ok(()),
-    };
-    if names == key {
-        return Ok(());
-    }
-    Err(lines.error(at, field, format!("{file} is named as a {names} file, but {key} writes {}: use {names} = \"{file}\", or name the file .{key}", describe(key))))
-}
-
-/// A format key's format, in words.
-fn describe(key: &str) -> &'static str {
-    match key {
-        "jsonl" => "JSON Lines",
-        "csv" => "CSV",
-        _ => "one JSON array",
+    match FileFormat::named_by(std::path::Path::new(file)) {
+        Some(named) if named != key => {
+            let (named, key_ext) = (named.extension(), key.extension());
+            let message = format!(
+                "{file} is named as a {named} file, but {key_ext} writes {}: use {named} = \"{file}\", or name the file .{key_ext}",
+                key.describe()
+            );
+            Err(lines.error(at, field, message))
+        }
+        _ => Ok(()),
     }
 }
 
