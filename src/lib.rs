@@ -16,6 +16,7 @@
 //! | [`parse`] | kumo-parse | the streaming link extractor, extraction models (CSS, XPath, regex, JSON) |
 //! | [`pipeline`] | kumo-pipeline | the pipeline and its sinks (JSON Lines, CSV, PostgreSQL: feature `postgres`) |
 //! | [`engine`] | kumo-engine | the engine, status machine, summary |
+//! | [`settings`] | kumo-settings | every crawl setting, once: flags, spider-file keys, layers |
 //! | [`spider`] | kumo-spider | the Collector (callbacks on elements), spiders and spider files (their `script`: feature `script`; `output.postgres`: feature `postgres`) |
 //! | [`store_embedded`] | kumo-store-embedded | the default storage: a crawl state directory |
 //! | [`store_redis`] | kumo-store-redis | shared storage in Redis for distributed crawls (feature `redis`) |
@@ -27,6 +28,7 @@ pub use kumo_engine as engine;
 pub use kumo_frontier as frontier;
 pub use kumo_parse as parse;
 pub use kumo_pipeline as pipeline;
+pub use kumo_settings as settings;
 pub use kumo_spider as spider;
 pub use kumo_store_embedded as store_embedded;
 #[cfg(feature = "redis")]

@@ -64,12 +64,23 @@ fn options_a_spider_file_does_not_take_are_refused_by_name() {
     std::fs::write(&file, "[[site]]\nname = \"x\"\nseeds = [\"http://127.0.0.1:1/\"]\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kumo"))
         .current_dir(dir.path())
-        .args(["crawl", file.to_str().unwrap(), "--max-pages", "5", "-o", "x.jsonl", "--memory"])
+        .args([
+            "crawl",
+            file.to_str().unwrap(),
+            "--max-pages",
+            "5",
+            "-o",
+            "x.jsonl",
+            "--pg-table",
+            "t",
+            "--memory",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("--output, --max-pages do not apply to a spider file"), "{stderr}");
+    // --max-pages is a crawl setting: it holds over every site's own.
+    assert!(stderr.contains("--output, --pg-table do not apply to a spider file"), "{stderr}");
     assert!(stderr.contains("site.toml's [[site]] tables"), "{stderr}");
     assert!(!dir.path().join("x.jsonl").exists(), "nothing was written");
 }
@@ -125,4 +136,106 @@ async fn a_spider_max_items_writes_exactly_that_many() {
         (s["shop"]["stopped_by"].as_str(), s["shop"]["items"].as_u64()),
         (Some("max-items"), Some(15))
     );
+}
+
+/// A spider file carries the settings it could not before: User-Agent, retries, timeout,
+/// sitemap seeds, de-duplication and `max_duration`, each seen in the test site's request log
+/// (or, for the duration, in the summary).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spider_file_sets_what_the_command_line_can() {
+    use kumo_testsite::{Fixture, SiteConfig};
+    let page = Fixture::html;
+    let unavailable = || Fixture::status(503, "busy");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = format!("http://127.0.0.1:{port}");
+    let sitemap = format!(
+        "<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'><url><loc>{base}/mapped</loc></url></urlset>"
+    );
+    let server = ServerBuilder::new()
+        .port(port)
+        .synthetic(SiteConfig { pages: 40, ..Default::default() })
+        .fixture("/start", page("<a href='/a?ref=1'>1</a> <a href='/a?ref=2'>2</a> <a href='/flaky'>f</a> <a href='/slow'>s</a>"))
+        .fixture("/a", page("a"))
+        .fixture_sequence("/flaky", vec![unavailable(), unavailable(), unavailable(), page("at last")])
+        .fixture("/slow", page("late").latency(std::time::Duration::from_secs(3)))
+        .fixture("/sitemap.xml", Fixture::html(&sitemap))
+        .fixture("/mapped", page("from the sitemap"))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spider = dir.path().join("settings.toml");
+    let file = [
+        "user_agent = \"kumo-settings-test/1\"".to_string(),
+        "[[site]]".into(),
+        "name = \"settings\"".into(),
+        format!("seeds = [\"{base}/start\"]"),
+        format!("sitemap = [\"{base}/sitemap.xml\"]"),
+        "retries = 3".into(),
+        "timeout = \"1s\"".into(),
+        "strip_param = [\"ref\"]".into(),
+        "[[site]]".into(),
+        "name = \"timed\"".into(),
+        format!("seeds = [\"{base}/index.html\"]"),
+        "per_host = 1".into(),
+        "delay = \"300ms\"".into(),
+        "max_duration = \"1s\"".into(),
+    ];
+    std::fs::write(&spider, file.join("\n") + "\n").unwrap();
+    let summary = dir.path().join("summary.json");
+    let o = common::kumo_in(
+        dir.path(),
+        &["crawl", spider.to_str().unwrap(), "--memory", "--summary-json", summary.to_str().unwrap()],
+    )
+    .await;
+    let err = common::stderr(&o);
+    let hits = server.hits();
+    let count = |path: &str| hits.iter().filter(|h| h.target.split('?').next() == Some(path)).count();
+    assert!(hits.iter().all(|h| h.user_agent.as_deref() == Some("kumo-settings-test/1")), "{err}");
+    assert_eq!(count("/a"), 1, "?ref= is stripped: one URL");
+    assert_eq!(count("/flaky"), 4, "three retries, the fourth answer a page");
+    assert_eq!(count("/slow"), 4, "each attempt cut at the 1 s timeout, and retried");
+    assert_eq!((count("/sitemap.xml"), count("/mapped")), (1, 1), "the sitemap seeds the crawl");
+    let summaries: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let settings = &summaries["settings"];
+    assert_eq!(settings["failed"], 1, "only /slow failed for good: {settings}");
+    assert!(settings["errors"].as_object().unwrap().keys().any(|k| k.ends_with(":timeout")), "{settings}");
+    assert_eq!(summaries["timed"]["stopped_by"], "max-duration", "{summaries}");
+    assert!(summaries["timed"]["pages"].as_u64().unwrap() < 10, "the timed site stopped early: {summaries}");
+}
+
+/// An old-style spider file (`delay_ms`, `max_host_pause_secs`) still runs, each old key
+/// with a warning that names its new spelling; a crawl setting on the command line holds over
+/// the file's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_style_spider_file_runs_with_warnings_and_flags_win() {
+    let (server, truth) = common::small_site(5).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spider = dir.path().join("old.toml");
+    std::fs::write(
+        &spider,
+        format!(
+            "[[site]]\nname = \"old\"\nseeds = [\"{}\"]\ndelay_ms = 20\nmax_host_pause_secs = 300\n\
+             user_agent = \"from-the-file\"\n",
+            server.url("/index.html")
+        ),
+    )
+    .unwrap();
+    let o = common::kumo_in(
+        dir.path(),
+        &["crawl", spider.to_str().unwrap(), "--memory", "--user-agent", "from-the-flag"],
+    )
+    .await;
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("delay_ms is the old spelling of delay: write delay = \"20ms\""), "{err}");
+    assert!(
+        err.contains(
+            "max_host_pause_secs is the old spelling of max_host_pause: write max_host_pause = \"5m\""
+        ),
+        "{err}"
+    );
+    let hits = server.hits();
+    assert_eq!(hits.iter().filter(|h| h.target != "/robots.txt").count(), truth.unique_urls, "every page");
+    assert!(hits.iter().all(|h| h.user_agent.as_deref() == Some("from-the-flag")), "{hits:?}");
 }

@@ -312,7 +312,7 @@ pub struct ShellArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CrawlArgs {
     /// Start URLs (http or https).
-    #[arg(required_unless_present = "sitemaps", value_name = "URL")]
+    #[arg(required_unless_present = "sitemap", value_name = "URL")]
     pub urls: Vec<String>,
     /// Where the page records go: a file in the format its extension names (.jsonl JSON
     /// Lines, also without an extension; .json one JSON array; .csv CSV; any other is
@@ -329,114 +329,10 @@ pub struct CrawlArgs {
     /// The table for a PostgreSQL output (created if missing).
     #[arg(long, default_value = "kumo_pages", value_name = "NAME")]
     pub pg_table: String,
-    /// Deepest link depth to follow (start URLs are depth 0); 0 means unlimited.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_depth: u32,
-    /// Skip URLs whose path has more than N segments, as a spider trap (`trap` in the
-    /// summary); 0 means the default, 32.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_path_segments: usize,
-    /// Skip URLs whose path repeats a run of one to three segments more than N times in a row
-    /// (`/a/a/a`, `/x/y/x/y/x/y`), as a spider trap (`trap` in the summary); 0 means the
-    /// default, 2.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_segment_repeats: usize,
-    /// Also accept this domain and its subdomains (the start URLs' domains always are).
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domains: Vec<String>,
-    /// Accept links to any domain.
-    #[arg(long)]
-    pub any_domain: bool,
-    /// Only follow URLs matching one of these: a glob over the whole URL, where `*` matches
-    /// any characters, `/` included (`*/docs/*`), or re:REGEX (searched in the URL).
-    #[arg(long = "allow", value_name = "PATTERN")]
-    pub allow: Vec<String>,
-    /// Never follow URLs matching one of these: a glob over the whole URL, where `*` matches
-    /// any characters, `/` included (`*logout*`), or re:REGEX (searched in the URL).
-    #[arg(long = "deny", value_name = "PATTERN")]
-    pub deny: Vec<String>,
-    /// Requests in flight at once, all hosts together.
-    #[arg(short = 'c', long, default_value_t = 32, value_name = "N", value_parser = super::bounds::concurrency)]
-    pub concurrency: usize,
-    /// Requests in flight at once to one host.
-    #[arg(long, default_value_t = 8, value_name = "N")]
-    pub per_host: u32,
-    /// Least time between two requests to one host, in milliseconds.
-    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = super::bounds::delay_ms)]
-    pub delay_ms: u64,
-    /// A random extra of up to this many milliseconds on each delay.
-    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = super::bounds::delay_ms)]
-    pub random_delay_ms: u64,
-    /// At most MAX requests per PERIOD to each host, e.g. 10/s, 100/min, 1000/h (repeatable:
-    /// every window holds at once).
-    #[arg(long = "rate-limit", value_name = "MAX/PERIOD")]
-    pub rate_limits: Vec<String>,
-    /// Adapt each host's delay to how fast it answers (like Scrapy's AutoThrottle): the delay
-    /// moves halfway toward latency / target after every answer, never below --delay-ms.
-    #[arg(long)]
-    pub auto_throttle: bool,
-    /// With --auto-throttle: requests to aim for in flight at each host.
-    #[arg(long, default_value_t = 1.0, value_name = "N", requires = "auto_throttle")]
-    pub auto_throttle_target: f64,
-    /// With --auto-throttle: a host's delay before its first answer, in seconds.
-    #[arg(long, default_value_t = 5.0, value_name = "SECS", requires = "auto_throttle")]
-    pub auto_throttle_start_delay: f64,
-    /// With --auto-throttle: the longest delay it sets, in seconds.
-    #[arg(long, default_value_t = 60.0, value_name = "SECS", requires = "auto_throttle")]
-    pub auto_throttle_max_delay: f64,
-    /// Stop after this many pages (page records); robots.txt fetches, retried answers and
-    /// failures do not count. 0 means no limit.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_pages: u64,
-    /// Stop gracefully once this many items are written (what is in flight still finishes,
-    /// so a few more may come). 0 means no limit.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_items: u64,
-    /// Stop gracefully once this many errors were counted (retried ones too), and exit with
-    /// status 4. 0 means no limit.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub max_errors: u64,
-    /// Stop gracefully after this many seconds.
-    #[arg(long, value_name = "SECS")]
-    pub max_duration: Option<f64>,
-    /// Drop this query parameter when de-duplicating URLs (repeatable).
-    #[arg(long = "strip-param", value_name = "NAME")]
-    pub strip_params: Vec<String>,
-    /// Sort query parameters when de-duplicating URLs.
-    #[arg(long)]
-    pub sort_query: bool,
-    /// Keep session ids (jsessionid, PHPSESSID, sid, ASPSESSIONID…, ;jsessionid= in the path)
-    /// when de-duplicating URLs. By default they are dropped: they name the visitor, not the
-    /// page, and a server that hands out a new one per response makes every page new forever.
-    #[arg(long)]
-    pub keep_session_ids: bool,
-    /// De-duplicate by URL and source page (Spiderman's non-strict mode).
-    #[arg(long)]
-    pub non_strict: bool,
-    /// Send requests through this proxy (http://, https://, socks5:// or socks5h://; any other
-    /// scheme is refused). Repeat for several: each gets its own downloader, and each request
-    /// goes to the least loaded, least failing.
-    #[arg(long = "proxy", value_name = "URL", value_parser = super::bounds::proxy)]
-    pub proxies: Vec<String>,
-    /// The User-Agent header; repeat to rotate through several.
-    #[arg(long = "user-agent", value_name = "UA")]
-    pub user_agents: Vec<String>,
-    /// A random browser User-Agent for each request.
-    #[arg(long, conflicts_with = "user_agents")]
-    pub random_user_agent: bool,
-    /// Seconds allowed for one whole request, its body included.
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
-    pub timeout: f64,
-    /// A body slower than this many bytes a second over a --min-body-window is cut as a
-    /// timeout (a trickle), and retried once at most; 0: no minimum.
-    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
-    pub min_body_rate: u64,
-    /// Seconds over which --min-body-rate is measured, window after window from the head on.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
-    pub min_body_window: f64,
-    /// Largest body kept, in bytes after decompression.
-    #[arg(long, default_value_t = 10 * 1024 * 1024, value_name = "BYTES")]
-    pub max_body: usize,
+    /// The crawl settings (kumo-settings' table: scope, politeness, limits, fetching,
+    /// robots), also spider-file keys.
+    #[command(flatten)]
+    pub settings: kumo_settings::SettingArgs,
     /// Also trust the certificate authorities in this PEM file (a private CA), beside the
     /// system's (repeatable).
     #[arg(long = "ca-file", value_name = "FILE")]
@@ -484,30 +380,6 @@ pub struct CrawlArgs {
     /// CPU; `kumo bench --warc` compares them).
     #[arg(long, default_value_t = 1, value_name = "0-9", requires = "warc", value_parser = clap::value_parser!(u32).range(0..=9))]
     pub warc_gzip_level: u32,
-    /// Seed the crawl with the pages of this sitemap or sitemap index (plain or gzipped).
-    #[arg(long = "sitemap", value_name = "URL")]
-    pub sitemaps: Vec<String>,
-    /// Also follow the Sitemap: lines of the robots.txt files fetched.
-    #[arg(long)]
-    pub robots_sitemaps: bool,
-    /// Do not fetch or obey robots.txt.
-    #[arg(long)]
-    pub ignore_robots: bool,
-    /// The longest robots.txt Crawl-delay honored, in seconds; a longer one is cut to this.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
-    pub max_crawl_delay: f64,
-    /// Retries of a failed fetch (connect errors, timeouts, broken bodies, 429 and 5xx).
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub retries: u32,
-    /// The longest a server may pause a whole host, in seconds (a 429, 503s with Retry-After
-    /// from 3 URLs, or a robots.txt answering 5xx); a longer ask, or a pause kept from an
-    /// earlier run, is cut to this.
-    #[arg(long, default_value_t = 300.0, value_name = "SECS")]
-    pub max_host_pause: f64,
-    /// The longest Retry-After believed, in seconds: a request told to wait longer is retried
-    /// on its back-off instead (and a 429 pauses its host only for that back-off).
-    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
-    pub max_retry_after: f64,
     /// Exit with status 4 when more than this percentage of the requests that ended failed
     /// for good (after their retries).
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]

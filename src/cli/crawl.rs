@@ -3,14 +3,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{CacheRules, DownloaderConfig, ExtraRoots, HttpCache, UserAgent};
-use kumo_engine::{AutoThrottle, CrawlConfig, EngineError, RobotsConfig, Summary};
-use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
+use kumo_core::Url;
+use kumo_downloader::{CacheRules, ExtraRoots, HttpCache};
+use kumo_engine::{CrawlConfig, EngineError, Summary};
 use kumo_pipeline::{Existing, Sink};
+use kumo_settings::Settings;
 
 use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
@@ -39,11 +38,6 @@ pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
         .collect()
 }
 
-/// A `--rate-limit` value, or an error naming the flag.
-fn parse_rate(s: &str) -> Result<RateLimit> {
-    s.parse::<RateLimit>().with_context(|| format!("--rate-limit {s:?}"))
-}
-
 /// The certificates of every `--ca-file`, checked: a missing file or one with no certificate
 /// is refused by name.
 pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
@@ -60,111 +54,24 @@ pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
     Ok(ExtraRoots::from_pem(pem)?)
 }
 
-/// `secs` as a duration, or an error naming `flag` (negative, not a number, or too large).
-fn seconds(secs: f64, flag: &str) -> Result<Duration> {
-    Duration::try_from_secs_f64(secs).map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds"))
-}
-
-/// Builds the crawl settings from the command line.
+/// Builds the crawl settings from the command line: the table's settings it gave, over the
+/// defaults, and the options of this command (trust, the development cache, re-crawls).
 pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        bail!("--timeout must be a positive number of seconds");
-    }
     outcome::check_threshold(a.failure_threshold)?;
-    if !(a.min_body_window.is_finite() && a.min_body_window > 0.0) {
-        bail!("--min-body-window must be a positive number of seconds");
+    let layer = &a.settings.layer;
+    for warning in layer.warnings() {
+        tracing::warn!("{warning}");
     }
-    let mut downloader = DownloaderConfig {
-        timeout: seconds(a.timeout, "--timeout")?,
-        min_body_rate: a.min_body_rate,
-        min_body_window: seconds(a.min_body_window, "--min-body-window")?,
-        max_body_bytes: a.max_body,
-        ..Default::default()
-    };
-    downloader.user_agent = match a.user_agents.as_slice() {
-        _ if a.random_user_agent => UserAgent::Random,
-        [] => UserAgent::default(),
-        [one] => UserAgent::Fixed(one.clone()),
-        many => UserAgent::rotate(many.to_vec()),
-    };
-    downloader.extra_roots = trusted_roots(&a.ca_files)?;
-    downloader.accept_invalid_certs = a.insecure;
-    downloader.http_cache = http_cache(a)?;
-    let max_duration = match a.max_duration {
-        Some(s) if s.is_finite() && s > 0.0 => Some(seconds(s, "--max-duration")?),
-        Some(_) => bail!("--max-duration must be a positive number of seconds"),
-        None => None,
-    };
-    if !(a.max_crawl_delay.is_finite() && a.max_crawl_delay >= 0.0) {
-        bail!("--max-crawl-delay must be a number of seconds");
-    }
-    let robots = RobotsConfig {
-        obey: !a.ignore_robots,
-        max_crawl_delay: seconds(a.max_crawl_delay, "--max-crawl-delay")?,
-        ..Default::default()
-    };
-    let auto_throttle = if a.auto_throttle {
-        let t = AutoThrottle {
-            target_concurrency: a.auto_throttle_target,
-            start_delay: seconds(a.auto_throttle_start_delay, "--auto-throttle-start-delay")?,
-            max_delay: seconds(a.auto_throttle_max_delay, "--auto-throttle-max-delay")?,
-        };
-        t.check()?;
-        Some(t)
-    } else {
-        None
-    };
-    let sitemaps = parse_seeds(&a.sitemaps)?;
-    let default_policy = HostPolicy {
-        parallelism: a.per_host,
-        delay: Duration::from_millis(a.delay_ms),
-        random_delay: Duration::from_millis(a.random_delay_ms),
-    };
-    let mut rules = Vec::new();
-    if !a.rate_limits.is_empty() {
-        let limits = a.rate_limits.iter().map(|r| parse_rate(r)).collect::<Result<Vec<_>>>()?;
-        rules.push(HostRule::new("*", default_policy)?.with_rate_limits(limits));
-    }
-    Ok(CrawlConfig {
-        seeds,
-        sitemaps,
-        robots_sitemaps: a.robots_sitemaps,
-        robots,
-        scope: ScopeConfig {
-            allowed_domains: a.allow_domains.clone(),
-            any_domain: a.any_domain,
-            max_depth: a.max_depth,
-            allow: a.allow.iter().map(|p| UrlPattern::parse(p)).collect(),
-            deny: a.deny.iter().map(|p| UrlPattern::parse(p)).collect(),
-            max_redirects: 10,
-            // The default: 8 KiB.
-            max_url_bytes: 0,
-            max_path_segments: a.max_path_segments,
-            max_segment_repeats: a.max_segment_repeats,
-        },
-        canonical: CanonicalOptions {
-            sort_query: a.sort_query,
-            strip_params: a.strip_params.clone(),
-            keep_session_ids: a.keep_session_ids,
-        },
-        dedup: if a.non_strict { DedupMode::NonStrict } else { DedupMode::Strict },
-        concurrency: a.concurrency,
-        politeness: Politeness { default: default_policy, rules },
-        auto_throttle,
-        downloader,
-        proxies: a.proxies.clone(),
-        max_pages: a.max_pages,
-        max_items: a.max_items,
-        max_errors: a.max_errors,
-        max_duration,
-        max_retries: a.retries,
-        max_host_pause: seconds(a.max_host_pause, "--max-host-pause")?,
-        max_retry_after: seconds(a.max_retry_after, "--max-retry-after")?,
-        // Page records cost a write per page (about a sixth more CPU per page in the embedded
-        // store), so only a crawl meant to be crawled again keeps them.
-        keep_pages: a.recrawl,
-        ..Default::default()
-    })
+    let flags = |e: kumo_settings::SettingError| anyhow::anyhow!(e.flag_message());
+    let mut cfg = Settings::resolve([layer]).and_then(|s| s.crawl_config()).map_err(flags)?;
+    cfg.seeds = seeds;
+    cfg.downloader.extra_roots = trusted_roots(&a.ca_files)?;
+    cfg.downloader.accept_invalid_certs = a.insecure;
+    cfg.downloader.http_cache = http_cache(a)?;
+    // Page records cost a write per page (about a sixth more CPU per page in the embedded
+    // store), so only a crawl meant to be crawled again keeps them.
+    cfg.keep_pages = a.recrawl;
+    Ok(cfg)
 }
 
 /// The value of `-o`/`-O`, and what a new crawl does with a file holding data.

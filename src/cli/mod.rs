@@ -59,6 +59,8 @@ mod revisit_args;
 mod run_cmd;
 mod schedule_cmd;
 mod script_args;
+#[cfg(test)]
+mod settings_surfaces;
 mod shell;
 mod spider;
 mod starts;

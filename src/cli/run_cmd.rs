@@ -74,6 +74,9 @@ pub fn load_sites(paths: &[PathBuf], opts: &LoadOptions, state: &StateArgs) -> R
     let mut sites = Vec::new();
     for file in &files {
         let spiders = SpiderFile::load(file, opts).map_err(|e| usage(e.into()))?;
+        for warning in &spiders.warnings {
+            tracing::warn!("{}: {warning}", file.display());
+        }
         let file_hash = spider::file_hash(file);
         for site in spiders.sites {
             super::starts::check_site(&site)?;
@@ -109,7 +112,8 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let state =
         StateArgs { dir: a.state.clone(), fsync: a.fsync, redis: a.redis.clone(), ..Default::default() };
-    let opts = LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling() };
+    let opts =
+        LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling(), ..Default::default() };
     let sites = load_sites(&a.paths, &opts, &state)?;
     // One daemon per spider file: a second one is refused before it touches any state.
     let mut locks = Vec::new();

@@ -168,13 +168,13 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     let misplaced: Vec<String> = a
         .given
         .iter()
-        .filter(|o| !SPIDER_FILE_OPTIONS.contains(&o.as_str()))
+        .filter(|o| !SPIDER_FILE_OPTIONS.contains(&o.as_str()) && kumo_settings::by_flag(o).is_none())
         .map(|o| format!("--{o}"))
         .collect();
     if !misplaced.is_empty() {
         return Err(usage(anyhow::anyhow!(
             "{} {} not apply to a spider file: set {} in {}'s [[site]] tables \
-             (a spider file run takes only --{})",
+             (a spider file run takes the crawl settings, over every site's, and --{})",
             misplaced.join(", "),
             if misplaced.len() == 1 { "does" } else { "do" },
             if misplaced.len() == 1 { "it" } else { "them" },
@@ -183,8 +183,18 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
         )));
     }
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
-    let opts = LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling() };
+    let opts = LoadOptions {
+        base: a.seed_base.clone(),
+        script_ceiling: a.script.ceiling(),
+        flags: Some(a.settings.layer.clone()),
+    };
     let spiders = SpiderFile::load(&file, &opts).map_err(|e| usage(e.into()))?;
+    for warning in &spiders.warnings {
+        tracing::warn!("{}: {warning}", file.display());
+    }
+    for warning in a.settings.layer.warnings() {
+        tracing::warn!("{warning}");
+    }
     for site in &spiders.sites {
         super::starts::check_site(site)?;
     }

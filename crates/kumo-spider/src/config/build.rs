@@ -3,20 +3,19 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use kumo_engine::{AutoThrottle, CrawlConfig};
-use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig};
+use kumo_engine::CrawlConfig;
 use kumo_parse::extract::{Field, Selector};
 use kumo_parse::{CompiledModel, Model};
 use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
 use kumo_pipeline::{FileFormat, Processor, ProcessorChain};
+use kumo_settings::Layer;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 #[cfg(feature = "postgres")]
 use super::postgres::{self, PostgresOutput};
-use super::raw::{RawDrop, RawLimit, RawModel, RawProcessor, RawSite};
+use super::raw::{RawDrop, RawModel, RawProcessor, RawSite};
 use crate::configured::{ConfigSpider, Priorities, SiteModel};
 use crate::rules::UrlRules;
 use crate::schedule::Schedule;
@@ -110,72 +109,6 @@ fn json(v: &toml::Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Reads `rate_limit` values, with an error at the bad one.
-fn rate_limits(
-    lines: &Lines,
-    at: &str,
-    raw: &[Spanned<String>],
-) -> Result<Vec<RateLimit>, SpiderConfigError> {
-    raw.iter()
-        .map(|r| r.get_ref().parse::<RateLimit>().map_err(|e| lines.error(r.span().start, at, e)))
-        .collect()
-}
-
-/// Builds one limit rule over the site's default `policy` and rate limits.
-fn limit_rule(
-    lines: &Lines,
-    at: &str,
-    rule_at: usize,
-    raw: &RawLimit,
-    policy: HostPolicy,
-    site_rates: &[RateLimit],
-) -> Result<HostRule, SpiderConfigError> {
-    let policy = HostPolicy {
-        parallelism: raw.per_host.unwrap_or(policy.parallelism),
-        delay: raw.delay_ms.map_or(policy.delay, Duration::from_millis),
-        random_delay: raw.random_delay_ms.map_or(policy.random_delay, Duration::from_millis),
-    };
-    if policy.parallelism == 0 {
-        return Err(lines.error(rule_at, format!("{at}.per_host"), "must be at least 1"));
-    }
-    let mut rule = match (&raw.host, &raw.regex) {
-        (Some(glob), None) => HostRule::new(glob.get_ref(), policy)
-            .map_err(|e| lines.error(glob.span().start, format!("{at}.host"), format!("bad glob: {e}")))?,
-        (None, Some(re)) => HostRule::regex(re.get_ref(), policy)
-            .map_err(|e| lines.error(re.span().start, format!("{at}.regex"), format!("bad regex: {e}")))?,
-        _ => {
-            return Err(lines.error(
-                rule_at,
-                at,
-                "a limit rule needs exactly one of `host` (a glob) and `regex`",
-            ));
-        }
-    };
-    rule = match &raw.rate_limit {
-        Some(own) => rule.with_rate_limits(rate_limits(lines, &format!("{at}.rate_limit"), own)?),
-        None => rule.with_rate_limits(site_rates.iter().copied()),
-    };
-    for (name, value) in &raw.headers {
-        if http::HeaderName::from_bytes(name.as_bytes()).is_err()
-            || http::HeaderValue::from_str(value).is_err()
-        {
-            return Err(lines.error(
-                rule_at,
-                format!("{at}.headers"),
-                format!("bad header {name:?}: {value:?}"),
-            ));
-        }
-        rule = rule.with_header(name, value);
-    }
-    for (i, p) in raw.proxies.iter().enumerate() {
-        if let Err(e) = kumo_downloader::check_proxy(p.get_ref()) {
-            return Err(lines.error(p.span().start, format!("{at}.proxies[{i}]"), e.to_string()));
-        }
-        rule = rule.with_proxy(p.get_ref());
-    }
-    Ok(rule)
-}
-
 /// Compiles a list of patterns, naming the first bad one.
 fn rules(lines: &Lines, at: &str, list: &[Spanned<String>]) -> Result<UrlRules, SpiderConfigError> {
     for (i, p) in list.iter().enumerate() {
@@ -201,53 +134,95 @@ fn href_model(
     model.compile().map_err(|e| lines.error(css.span().start, at, e.problem))
 }
 
+/// What a site is built with besides its own table.
+pub(super) struct Context<'a> {
+    pub lines: &'a Lines<'a>,
+    /// Replaces `{base}` in seeds.
+    pub base: Option<&'a str>,
+    pub opts: &'a super::LoadOptions,
+    /// The file's crawl-wide settings.
+    pub file: &'a Layer,
+    /// The site's place among the file's `[[site]]` tables (for the line of a setting).
+    pub index: usize,
+}
+
 pub(super) fn site(
-    lines: &Lines,
+    cx: &Context,
     raw: Spanned<RawSite>,
-    base: Option<&str>,
-    #[cfg_attr(not(feature = "script"), expect(unused_variables))] opts: &super::LoadOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<SiteSpec, SpiderConfigError> {
+    let lines = cx.lines;
     let site_at = raw.span().start;
-    let raw = raw.into_inner();
+    let mut raw = raw.into_inner();
     let name = raw.name.clone();
     let here = |field: &str| format!("site \"{name}\" → {field}");
 
+    let seeds = seeds(lines, &raw, cx.base, &here)?;
+    let (models, processors) = models(lines, &raw, &here)?;
+    let script = raw.script.take();
+    let spider = spider(lines, &raw, script, cx.opts, models, &here)?;
+    let mut crawl = super::settings::crawl(cx, &raw, &here, warnings)?;
+    crawl.seeds = seeds;
+    crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
+    let schedule =
+        raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
+    if let Some(r) = raw.revisit {
+        (crawl.revisit, crawl.emit_unchanged) = super::revisit::revisit(lines, &here("revisit"), r)?;
+    }
+    let render = raw.render.map(|r| super::render::render(lines, &here("render"), r)).transpose()?;
+    let output = output(lines, site_at, &name, raw.output)?;
+    Ok(SiteSpec {
+        name,
+        crawl,
+        spider: Arc::new(spider),
+        processors,
+        fail_fast: raw.fail_fast,
+        output,
+        schedule,
+        render,
+    })
+}
+
+/// The site's start URLs, `{base}` replaced, each checked.
+fn seeds(
+    lines: &Lines,
+    raw: &RawSite,
+    base: Option<&str>,
+    here: &dyn Fn(&str) -> String,
+) -> Result<Vec<url::Url>, SpiderConfigError> {
     if raw.seeds.get_ref().is_empty() {
         return Err(lines.error(raw.seeds.span().start, here("seeds"), "no start URL given"));
     }
     let mut seeds = Vec::new();
     for (i, s) in raw.seeds.get_ref().iter().enumerate() {
+        let at = |why: String| lines.error(s.span().start, here(&format!("seeds[{i}]")), why);
         let text = s.get_ref();
         let text = match (text.contains("{base}"), base) {
             (false, _) => text.clone(),
             (true, Some(b)) => text.replace("{base}", b.trim_end_matches('/')),
             (true, None) => {
-                return Err(lines.error(
-                    s.span().start,
-                    here(&format!("seeds[{i}]")),
-                    "uses {base} but no base is set (add `base = \"…\"` or pass --seed-base)",
+                return Err(at(
+                    "uses {base} but no base is set (add `base = \"…\"` or pass --seed-base)".into()
                 ));
             }
         };
-        let url = url::Url::parse(&text).map_err(|e| {
-            lines.error(s.span().start, here(&format!("seeds[{i}]")), format!("{text:?}: {e}"))
-        })?;
+        let url = url::Url::parse(&text).map_err(|e| at(format!("{text:?}: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(lines.error(
-                s.span().start,
-                here(&format!("seeds[{i}]")),
-                format!("{text:?} is not http or https"),
-            ));
+            return Err(at(format!("{text:?} is not http or https")));
         }
         seeds.push(url);
     }
-    if raw.concurrency == 0 {
-        return Err(lines.error(site_at, here("concurrency"), "must be at least 1"));
-    }
-    if raw.per_host == 0 {
-        return Err(lines.error(site_at, here("per_host"), "must be at least 1"));
-    }
+    Ok(seeds)
+}
 
+/// The site's models, compiled, and every processor (each model's, then the site's).
+type Processors = Vec<(Option<String>, RawProcessor)>;
+
+fn models(
+    lines: &Lines,
+    raw: &RawSite,
+    here: &dyn Fn(&str) -> String,
+) -> Result<(Vec<SiteModel>, Processors), SpiderConfigError> {
     let mut models = Vec::new();
     let mut processors = Vec::new();
     for (i, m) in raw.model.iter().enumerate() {
@@ -267,18 +242,27 @@ pub(super) fn site(
             .map_err(|e| lines.error(p.span().start, here(&format!("processors[{j}]")), e))?;
         processors.push((None, p.get_ref().clone()));
     }
+    Ok((models, processors))
+}
 
+/// The site's analyzer: its URL rules, link selectors, models, priorities and script.
+fn spider(
+    lines: &Lines,
+    raw: &RawSite,
+    script: Option<Spanned<super::raw::RawScriptField>>,
+    #[cfg_attr(not(feature = "script"), expect(unused_variables))] opts: &super::LoadOptions,
+    models: Vec<SiteModel>,
+    here: &dyn Fn(&str) -> String,
+) -> Result<ConfigSpider, SpiderConfigError> {
     #[cfg(feature = "script")]
-    let script = raw
-        .script
-        .map(|s| super::script::script(lines, &here("script"), s, &opts.script_ceiling))
-        .transpose()?;
+    let script =
+        script.map(|s| super::script::script(lines, &here("script"), s, &opts.script_ceiling)).transpose()?;
     #[cfg(not(feature = "script"))]
-    if let Some(s) = &raw.script {
+    if let Some(s) = &script {
         return Err(built_without(lines, s.span().start, here("script"), "scripts", "script"));
     }
-    let spider = ConfigSpider {
-        name: name.clone(),
+    Ok(ConfigSpider {
+        name: raw.name.clone(),
         targets: rules(lines, &here("targets"), &raw.targets)?,
         sources: rules(lines, &here("sources"), &raw.sources)?,
         allow: rules(lines, &here("follow.allow"), &raw.follow.allow)?,
@@ -303,83 +287,6 @@ pub(super) fn site(
         },
         #[cfg(feature = "script")]
         script,
-    };
-
-    let auto_throttle = raw.auto_throttle.as_ref().map(|t| {
-        let d = AutoThrottle::default();
-        AutoThrottle {
-            target_concurrency: t.target_concurrency.unwrap_or(d.target_concurrency),
-            start_delay: t.start_delay_ms.map_or(d.start_delay, Duration::from_millis),
-            max_delay: t.max_delay_ms.map_or(d.max_delay, Duration::from_millis),
-        }
-    });
-    if let Some(t) = &auto_throttle {
-        t.check().map_err(|e| lines.error(site_at, here("auto_throttle"), e))?;
-    }
-    let default_policy = HostPolicy {
-        parallelism: raw.per_host,
-        delay: Duration::from_millis(raw.delay_ms),
-        random_delay: Duration::from_millis(raw.random_delay_ms),
-    };
-    let site_rates = rate_limits(lines, &here("rate_limit"), &raw.rate_limit)?;
-    let mut rules = raw
-        .limit
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let at = here(&format!("limit[{i}]"));
-            limit_rule(lines, &at, l.span().start, l.get_ref(), default_policy, &site_rates)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if !site_rates.is_empty() {
-        // Hosts no limit rule matches: the site's policy with its rate limits (first match
-        // wins, so this goes last).
-        let every =
-            HostRule::new("*", default_policy).map_err(|e| lines.error(site_at, here("rate_limit"), e))?;
-        rules.push(every.with_rate_limits(site_rates));
-    }
-    let mut crawl = CrawlConfig {
-        seeds,
-        scope: ScopeConfig {
-            allowed_domains: raw.allowed_domains.clone(),
-            max_depth: raw.max_depth,
-            max_path_segments: raw.max_path_segments,
-            max_segment_repeats: raw.max_segment_repeats,
-            max_redirects: 10,
-            ..Default::default()
-        },
-        concurrency: raw.concurrency,
-        politeness: Politeness { default: default_policy, rules },
-        auto_throttle,
-        max_pages: raw.max_pages,
-        max_items: raw.max_items,
-        max_errors: raw.max_errors,
-        robots: kumo_engine::RobotsConfig { obey: raw.obey_robots, ..Default::default() },
-        max_host_pause: raw
-            .max_host_pause_secs
-            .map_or(CrawlConfig::default().max_host_pause, Duration::from_secs),
-        max_retry_after: raw
-            .max_retry_after_secs
-            .map_or(CrawlConfig::default().max_retry_after, Duration::from_secs),
-        ..Default::default()
-    };
-    crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
-    let schedule =
-        raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
-    if let Some(r) = raw.revisit {
-        (crawl.revisit, crawl.emit_unchanged) = super::revisit::revisit(lines, &here("revisit"), r)?;
-    }
-    let render = raw.render.map(|r| super::render::render(lines, &here("render"), r)).transpose()?;
-    let output = output(lines, site_at, &name, raw.output)?;
-    Ok(SiteSpec {
-        name,
-        crawl,
-        spider: Arc::new(spider),
-        processors,
-        fail_fast: raw.fail_fast,
-        output,
-        schedule,
-        render,
     })
 }
 

@@ -54,6 +54,29 @@ impl Lines<'_> {
         }
     }
 
+    /// Where `key` is written: in the `site`th `[[site]]` table, or at the top of the file;
+    /// 0 when it is not found there.
+    pub fn key(&self, site: Option<usize>, key: &str) -> usize {
+        use toml::de::{DeTable, DeValue};
+        let Ok(root) = DeTable::parse(self.text) else { return 0 };
+        let root = root.get_ref();
+        let table = match site {
+            None => Some(root),
+            Some(i) => root
+                .iter()
+                .find(|(k, _)| k.get_ref() == "site")
+                .and_then(|(_, v)| match v.get_ref() {
+                    DeValue::Array(sites) => sites.get(i),
+                    _ => None,
+                })
+                .and_then(|t| match t.get_ref() {
+                    DeValue::Table(t) => Some(t),
+                    _ => None,
+                }),
+        };
+        table.and_then(|t| t.iter().find(|(k, _)| k.get_ref() == key)).map_or(0, |(k, _)| k.span().start)
+    }
+
     pub fn toml(&self, e: &toml::de::Error) -> SpiderConfigError {
         let (line, column) = e.span().map_or((1, 1), |s| self.at(s.start));
         SpiderConfigError {

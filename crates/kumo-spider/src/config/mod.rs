@@ -11,11 +11,11 @@
 //! max_depth = 0                         # 0: unlimited
 //! max_path_segments = 0                 # spider traps: deeper paths are skipped (0: 32),
 //! max_segment_repeats = 0               # and so are /a/a/a, /x/y/x/y/x/y (0: 2 repeats)
-//! concurrency = 8
-//! per_host = 4                          # limit rules: per-host parallelism,
-//! delay_ms = 0                          # and spacing
-//! auto_throttle = { target_concurrency = 1.0, start_delay_ms = 5000, max_delay_ms = 60000 }
-//!                                       # optional: each host's delay follows its latency
+//! concurrency = 8                       # any crawl setting, as `kumo crawl` flags
+//! per_host = 4                          # spell them (kumo-settings' table): per-host
+//! delay = "250ms"                       # parallelism, spacing, user_agent, timeout,
+//! auto_throttle = true                  # retries, max_duration, sitemap, strip_param…;
+//!                                       # at the top of the file they hold for every site
 //! targets = ['/page/\d+/$', '/tag/']    # regexes (searched in the URL): item pages
 //! sources = []                          # pages whose links lead to targets
 //! follow = { allow = [], deny = ['/login'], restrict_css = "div.col-md-8" }
@@ -29,7 +29,7 @@
 //! [[site.limit]]                         # per-host limit rules, first match wins
 //! host = "*.example.com"                # a glob, or regex = '…'
 //! per_host = 2                          # what is left out is the site's
-//! delay_ms = 500
+//! delay = "500ms"
 //! headers = { "x-api-key" = "…" }
 //! proxies = ["http://127.0.0.1:3128"]   # this host's requests go through one of these
 //!
@@ -64,6 +64,7 @@ mod revisit;
 mod schedule;
 #[cfg(feature = "script")]
 mod script;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
@@ -81,12 +82,17 @@ pub struct LoadOptions {
     /// The most a site's script may ask for (`call_ms`, `memory_mb`); more is cut to it.
     #[cfg(feature = "script")]
     pub script_ceiling: kumo_script::Ceiling,
+    /// Settings over every site's own (the command line's).
+    pub flags: Option<kumo_settings::Layer>,
 }
 
 /// A checked spider file: its sites, ready to run.
 #[derive(Debug, Clone)]
 pub struct SpiderFile {
     pub sites: Vec<SiteSpec>,
+    /// Old spellings it uses, each with the new one to write (`delay_ms = 250` → `delay =
+    /// "250ms"`), for the front-end to show.
+    pub warnings: Vec<String>,
 }
 
 /// Reading a spider file failed.
@@ -115,13 +121,17 @@ impl SpiderFile {
         if raw.site.is_empty() {
             return Err(lines.error(0, "site", "the file defines no [[site]]"));
         }
-        for site in raw.site {
-            let site = build::site(&lines, site, base.as_deref(), opts)?;
+        let file =
+            settings::layer(&lines, None, kumo_settings::Source::File, &raw.settings, &|k| k.to_string())?;
+        let mut warnings = file.warnings().to_vec();
+        for (index, site) in raw.site.into_iter().enumerate() {
+            let cx = build::Context { lines: &lines, base: base.as_deref(), opts, file: &file, index };
+            let site = build::site(&cx, site, &mut warnings)?;
             if sites.iter().any(|s: &SiteSpec| s.name == site.name) {
                 return Err(lines.error(0, format!("site \"{}\"", site.name), "two sites have this name"));
             }
             sites.push(site);
         }
-        Ok(SpiderFile { sites })
+        Ok(SpiderFile { sites, warnings })
     }
 }

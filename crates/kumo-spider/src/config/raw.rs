@@ -1,67 +1,33 @@
 //! The spider file as written: serde structs that mirror the TOML, with spans kept on every
 //! value a later check may complain about, so errors can name the line.
 
+use std::collections::BTreeMap;
+
 use kumo_parse::Model;
 use serde::Deserialize;
 use toml::Spanned;
 
+/// Crawl settings (`delay`, `user_agent`, …) are not fields here: a flattened table takes
+/// them, and kumo-settings' table checks each (and refuses an unknown key, as
+/// `deny_unknown_fields` would, which serde cannot combine with `flatten`).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct RawFile {
     /// Replaces `{base}` in seeds (a command line `--seed-base` wins).
     pub base: Option<String>,
     pub site: Vec<Spanned<RawSite>>,
+    /// Crawl-wide settings, under every site's own.
+    #[serde(flatten)]
+    pub settings: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub(super) struct RawSite {
     pub name: String,
     pub seeds: Spanned<Vec<Spanned<String>>>,
-    #[serde(default)]
-    pub allowed_domains: Vec<String>,
-    #[serde(default)]
-    pub max_depth: u32,
-    /// Deeper paths are skipped as spider traps; 0: the default (32).
-    #[serde(default)]
-    pub max_path_segments: usize,
-    /// A run of one to three path segments repeated back to back more often is skipped as a
-    /// spider trap; 0: the default (2).
-    #[serde(default)]
-    pub max_segment_repeats: usize,
-    #[serde(default = "default_concurrency")]
-    pub concurrency: usize,
-    #[serde(default = "default_per_host")]
-    pub per_host: u32,
-    #[serde(default)]
-    pub delay_ms: u64,
-    #[serde(default)]
-    pub random_delay_ms: u64,
-    /// Present (even empty: `auto_throttle = {}`) turns the adaptive throttle on.
-    pub auto_throttle: Option<RawAutoThrottle>,
     /// Per-host limit rules (`[[site.limit]]`), first match wins; other hosts get the site's
-    /// `per_host`, `delay_ms` and `random_delay_ms`.
+    /// `per_host`, `delay` and `random_delay`.
     #[serde(default)]
     pub limit: Vec<Spanned<RawLimit>>,
-    /// At most so many requests per window to each host (`["10/s"]`), unless a `[[site.limit]]`
-    /// rule says otherwise.
-    #[serde(default)]
-    pub rate_limit: Vec<Spanned<String>>,
-    #[serde(default)]
-    pub max_pages: u64,
-    #[serde(default)]
-    pub max_items: u64,
-    #[serde(default)]
-    pub max_errors: u64,
-    #[serde(default = "yes")]
-    pub obey_robots: bool,
-    /// The longest a server may pause a whole host (a 429, 503s with `Retry-After` from
-    /// several URLs), in seconds;
-    /// the engine's default (300) when left out.
-    pub max_host_pause_secs: Option<u64>,
-    /// The longest `Retry-After` believed, in seconds (a longer one counts as absent: the
-    /// request retries on its back-off); the engine's default (120) when left out.
-    pub max_retry_after_secs: Option<u64>,
     #[serde(default)]
     pub follow: RawFollow,
     #[serde(default)]
@@ -86,12 +52,17 @@ pub(super) struct RawSite {
     /// Pages fetched through a headless browser: `"browser"` or a table of settings.
     pub render: Option<Spanned<super::render::RawRender>>,
     /// JavaScript hooks, run sandboxed.
-    #[cfg(feature = "script")]
-    pub script: Option<Spanned<super::script::RawScript>>,
-    /// Built without the `script` feature: read only to be refused.
-    #[cfg(not(feature = "script"))]
-    pub script: Option<Spanned<serde::de::IgnoredAny>>,
+    pub script: Option<Spanned<RawScriptField>>,
+    /// The crawl settings (kumo-settings' table: `delay`, `user_agent`, `max_pages`, …).
+    #[serde(flatten)]
+    pub settings: BTreeMap<String, toml::Value>,
 }
+
+/// `script`: the hooks, or (built without the `script` feature) read only to be refused.
+#[cfg(feature = "script")]
+pub(super) type RawScriptField = super::script::RawScript;
+#[cfg(not(feature = "script"))]
+pub(super) type RawScriptField = serde::de::IgnoredAny;
 
 /// A limit rule (Colly's `LimitRule`): the hosts it matches (a glob `host` or a `regex`), and
 /// what holds for them; a value left out is the site's.
@@ -101,6 +72,9 @@ pub(super) struct RawLimit {
     pub host: Option<Spanned<String>>,
     pub regex: Option<Spanned<String>>,
     pub per_host: Option<u32>,
+    pub delay: Option<toml::Value>,
+    pub random_delay: Option<toml::Value>,
+    /// The old spellings of `delay` and `random_delay`, in milliseconds.
     pub delay_ms: Option<u64>,
     pub random_delay_ms: Option<u64>,
     /// Sent with every request to a matching host.
@@ -112,16 +86,6 @@ pub(super) struct RawLimit {
     /// `["10/s", "500/h"]`: at most so many requests per window to each matching host (every
     /// window holds); the site's `rate_limit` when left out.
     pub rate_limit: Option<Vec<Spanned<String>>>,
-}
-
-/// `auto_throttle = { target_concurrency = 1.0, start_delay_ms = 5000, max_delay_ms = 60000 }`;
-/// what is left out takes the engine's default.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawAutoThrottle {
-    pub target_concurrency: Option<f64>,
-    pub start_delay_ms: Option<u64>,
-    pub max_delay_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,14 +165,6 @@ pub(super) struct RawOutput {
     #[serde(default)]
     pub overwrite: bool,
     pub warc: Option<String>,
-}
-
-fn default_concurrency() -> usize {
-    16
-}
-
-fn default_per_host() -> u32 {
-    8
 }
 
 fn yes() -> bool {

@@ -1,0 +1,293 @@
+//! Layers resolved once: defaults < spider file < `[[site]]` < library < command line, then
+//! turned into the `CrawlConfig` the engine runs on.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kumo_core::{CanonicalOptions, DedupMode, Url};
+use kumo_downloader::{DownloaderConfig, UserAgent};
+use kumo_engine::{AutoThrottle, CrawlConfig, RobotsConfig};
+use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
+
+use crate::layer::{Layer, Source};
+use crate::{SettingError, Value};
+
+/// Every setting's value, and where it came from.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    values: BTreeMap<&'static str, (Value, Source)>,
+}
+
+impl Settings {
+    /// The defaults with `layers` over them, in order (a later layer wins); checks what
+    /// holds between settings (conflicts, switches another needs).
+    pub fn resolve<'a>(layers: impl IntoIterator<Item = &'a Layer>) -> Result<Settings, SettingError> {
+        let mut values = BTreeMap::new();
+        let defaults = Layer::defaults();
+        let mut take = |layer: &Layer| {
+            for (name, value) in layer.iter() {
+                values.insert(name, (value.clone(), layer.source));
+            }
+        };
+        take(&defaults);
+        layers.into_iter().for_each(take);
+        let settings = Settings { values };
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn check(&self) -> Result<(), SettingError> {
+        for s in crate::SETTINGS.iter().filter(|s| self.is_set(s.name)) {
+            if let Some(&other) = s.conflicts.iter().find(|o| self.is_set(o)) {
+                return Err(SettingError::Conflict { name: s.name, other });
+            }
+            if let Some(needs) = s.requires
+                && self.source(s.name) != Some(Source::Default)
+                && !self.switch(needs)
+            {
+                return Err(SettingError::Needs { name: s.name, needs });
+            }
+        }
+        Ok(())
+    }
+
+    /// Set to something other than nothing: on, a non-empty list, any other value.
+    fn is_set(&self, name: &str) -> bool {
+        match self.values.get(name).map(|(v, _)| v) {
+            None | Some(Value::Switch(false)) => false,
+            Some(Value::List(l)) => !l.is_empty(),
+            Some(_) => true,
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.values.get(name).map(|(v, _)| v)
+    }
+
+    /// Where a setting's value came from.
+    pub fn source(&self, name: &str) -> Option<Source> {
+        self.values.get(name).map(|(_, s)| *s)
+    }
+
+    /// Every setting that has a value, by name, as a user would write it.
+    pub fn texts(&self) -> BTreeMap<&'static str, String> {
+        self.values.iter().map(|(k, (v, _))| (*k, v.text())).collect()
+    }
+
+    pub fn switch(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(Value::Switch(true)))
+    }
+
+    pub fn count(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Value::Count(n)) => *n,
+            _ => 0,
+        }
+    }
+
+    pub fn number(&self, name: &str) -> f64 {
+        match self.get(name) {
+            Some(Value::Number(n)) => *n,
+            _ => 0.0,
+        }
+    }
+
+    /// A duration; `None` when unset (a limit that is off).
+    pub fn duration(&self, name: &str) -> Option<Duration> {
+        match self.get(name) {
+            Some(Value::Duration(d)) => Some(*d),
+            _ => None,
+        }
+    }
+
+    pub fn list(&self, name: &str) -> &[String] {
+        match self.get(name) {
+            Some(Value::List(l)) => l,
+            _ => &[],
+        }
+    }
+
+    fn duration_or_zero(&self, name: &str) -> Duration {
+        self.duration(name).unwrap_or_default()
+    }
+
+    /// What the engine runs on, with no seeds yet (the caller's: start URLs or a site's).
+    pub fn crawl_config(&self) -> Result<CrawlConfig, SettingError> {
+        let defaults = CrawlConfig::default();
+        let policy = HostPolicy {
+            parallelism: u32::try_from(self.count("per_host")).map_err(|_| too_large("per_host"))?,
+            delay: self.duration_or_zero("delay"),
+            random_delay: self.duration_or_zero("random_delay"),
+        };
+        let mut rules = Vec::new();
+        let rates = self.rate_limits()?;
+        if !rates.is_empty() {
+            let every = HostRule::new("*", policy).expect("`*` is a glob");
+            rules.push(every.with_rate_limits(rates));
+        }
+        let config = CrawlConfig {
+            sitemaps: self.sitemaps()?,
+            robots_sitemaps: self.switch("robots_sitemaps"),
+            robots: RobotsConfig {
+                obey: !self.switch("ignore_robots"),
+                max_crawl_delay: self.duration_or_zero("max_crawl_delay"),
+                ..Default::default()
+            },
+            scope: self.scope()?,
+            canonical: CanonicalOptions {
+                sort_query: self.switch("sort_query"),
+                strip_params: self.list("strip_param").to_vec(),
+                keep_session_ids: self.switch("keep_session_ids"),
+            },
+            dedup: if self.switch("non_strict") { DedupMode::NonStrict } else { DedupMode::Strict },
+            concurrency: usize::try_from(self.count("concurrency")).map_err(|_| too_large("concurrency"))?,
+            politeness: Politeness { default: policy, rules },
+            auto_throttle: self.auto_throttle()?,
+            downloader: self.downloader()?,
+            proxies: self.proxies()?,
+            max_pages: self.count("max_pages"),
+            max_items: self.count("max_items"),
+            max_errors: self.count("max_errors"),
+            max_duration: self.duration("max_duration"),
+            max_retries: u32::try_from(self.count("retries")).map_err(|_| too_large("retries"))?,
+            max_host_pause: self.duration("max_host_pause").unwrap_or(defaults.max_host_pause),
+            max_retry_after: self.duration("max_retry_after").unwrap_or(defaults.max_retry_after),
+            ..defaults
+        };
+        Ok(config)
+    }
+
+    fn scope(&self) -> Result<ScopeConfig, SettingError> {
+        let count = |name: &'static str| usize::try_from(self.count(name)).map_err(|_| too_large(name));
+        Ok(ScopeConfig {
+            allowed_domains: self.list("allow_domain").to_vec(),
+            any_domain: self.switch("any_domain"),
+            max_depth: u32::try_from(self.count("max_depth")).map_err(|_| too_large("max_depth"))?,
+            allow: self.list("allow").iter().map(|p| UrlPattern::parse(p)).collect(),
+            deny: self.list("deny").iter().map(|p| UrlPattern::parse(p)).collect(),
+            max_redirects: 10,
+            // The default: 8 KiB.
+            max_url_bytes: 0,
+            max_path_segments: count("max_path_segments")?,
+            max_segment_repeats: count("max_segment_repeats")?,
+        })
+    }
+
+    fn downloader(&self) -> Result<DownloaderConfig, SettingError> {
+        let agents = self.list("user_agent");
+        Ok(DownloaderConfig {
+            timeout: self.duration_or_zero("timeout"),
+            min_body_rate: self.count("min_body_rate"),
+            min_body_window: self.duration_or_zero("min_body_window"),
+            max_body_bytes: usize::try_from(self.count("max_body")).map_err(|_| too_large("max_body"))?,
+            user_agent: match agents {
+                _ if self.switch("random_user_agent") => UserAgent::Random,
+                [] => UserAgent::default(),
+                [one] => UserAgent::Fixed(one.clone()),
+                many => UserAgent::rotate(many.to_vec()),
+            },
+            ..Default::default()
+        })
+    }
+
+    fn auto_throttle(&self) -> Result<Option<AutoThrottle>, SettingError> {
+        if !self.switch("auto_throttle") {
+            return Ok(None);
+        }
+        let t = AutoThrottle {
+            target_concurrency: self.number("auto_throttle_target"),
+            start_delay: self.duration_or_zero("auto_throttle_start_delay"),
+            max_delay: self.duration_or_zero("auto_throttle_max_delay"),
+        };
+        t.check().map_err(|e| SettingError::Bad { name: "auto_throttle", message: e.to_string() })?;
+        Ok(Some(t))
+    }
+
+    fn rate_limits(&self) -> Result<Vec<RateLimit>, SettingError> {
+        self.list("rate_limit")
+            .iter()
+            .map(|r| {
+                r.parse::<RateLimit>()
+                    .map_err(|e| SettingError::Bad { name: "rate_limit", message: format!("{r:?}: {e}") })
+            })
+            .collect()
+    }
+
+    fn proxies(&self) -> Result<Vec<String>, SettingError> {
+        let proxies = self.list("proxy");
+        for p in proxies {
+            kumo_downloader::check_proxy(p)
+                .map_err(|e| SettingError::Bad { name: "proxy", message: e.to_string() })?;
+        }
+        Ok(proxies.to_vec())
+    }
+
+    fn sitemaps(&self) -> Result<Vec<Url>, SettingError> {
+        self.list("sitemap")
+            .iter()
+            .map(|s| {
+                let bad =
+                    |why: String| SettingError::Bad { name: "sitemap", message: format!("{s:?}: {why}") };
+                let url = Url::parse(s.trim()).map_err(|e| bad(e.to_string()))?;
+                if !matches!(url.scheme(), "http" | "https") {
+                    return Err(bad("not http or https".into()));
+                }
+                if url.host_str().is_none_or(str::is_empty) {
+                    return Err(bad("no host".into()));
+                }
+                Ok(url)
+            })
+            .collect()
+    }
+}
+
+fn too_large(name: &'static str) -> SettingError {
+    SettingError::Bad { name, message: "too large".into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_layers_win_and_say_so() {
+        let mut file = Layer::new(Source::Site);
+        file.set("delay", "1s").unwrap();
+        file.set("max_pages", "10").unwrap();
+        let mut flags = Layer::new(Source::Flag);
+        flags.set("delay", "20ms").unwrap();
+        let s = Settings::resolve([&file, &flags]).unwrap();
+        assert_eq!(s.duration("delay"), Some(Duration::from_millis(20)));
+        assert_eq!(s.source("delay"), Some(Source::Flag));
+        assert_eq!((s.count("max_pages"), s.source("max_pages")), (10, Some(Source::Site)));
+        assert_eq!(s.source("timeout"), Some(Source::Default));
+    }
+
+    #[test]
+    fn the_defaults_are_the_engines() {
+        let c = Settings::resolve([]).unwrap().crawl_config().unwrap();
+        let d = CrawlConfig::default();
+        assert_eq!((c.concurrency, c.max_retries), (d.concurrency, d.max_retries));
+        assert_eq!((c.max_host_pause, c.max_retry_after), (d.max_host_pause, d.max_retry_after));
+        assert_eq!(c.politeness.default.parallelism, 8);
+        assert_eq!(c.downloader.timeout, DownloaderConfig::default().timeout);
+        assert_eq!(c.downloader.max_body_bytes, DownloaderConfig::default().max_body_bytes);
+        assert_eq!(c.robots.max_crawl_delay, RobotsConfig::default().max_crawl_delay);
+        assert!(c.robots.obey && c.max_duration.is_none() && c.auto_throttle.is_none());
+    }
+
+    #[test]
+    fn settings_that_exclude_each_other_are_refused_by_name() {
+        let mut l = Layer::new(Source::Flag);
+        l.set("random_user_agent", "true").unwrap();
+        l.set("user_agent", "kumo").unwrap();
+        let e = Settings::resolve([&l]).unwrap_err();
+        assert_eq!(e.to_string(), "random_user_agent cannot be set together with user_agent");
+        let mut l = Layer::new(Source::Flag);
+        l.set("auto_throttle_target", "2").unwrap();
+        assert_eq!(
+            Settings::resolve([&l]).unwrap_err().to_string(),
+            "auto_throttle_target needs auto_throttle"
+        );
+    }
+}
