@@ -126,3 +126,56 @@ async fn three_workers_keep_each_hosts_politeness_and_fetch_robots_once() {
     let waited = next.at - hits[at].at;
     assert!(waited >= RETRY_AFTER, "nothing reached the paused host during its Retry-After: {waited:?}");
 }
+
+/// A crawl in Redis stopped at a page limit and resumed with another delay takes it (its
+/// hosts' policy changes in Redis) and says so; a worker that brings another start URL under
+/// the same `--crawl` name is refused by name before it joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_redis_crawl_takes_a_new_delay_and_refuses_another_start() {
+    let (mut b, pages) = host(12, &[]);
+    for p in &pages {
+        b = b.fixture(p, page(p));
+    }
+    let server = b.start().await.expect("site starts");
+    let redis = Redis::start().await.expect("redis-server starts");
+    let redis_url = redis.unix_url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = |start: String, more: &[&str]| {
+        let mut args: Vec<String> = ["crawl", &start, "--redis", &redis_url, "--crawl", "c", "-o", "p.jsonl"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(["--ignore-robots", "--no-progress"].iter().chain(more).map(|s| s.to_string()));
+        let cwd = dir.path().to_path_buf();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            common::kumo_in(&cwd, &args).await
+        }
+    };
+    let o = run(server.url("/"), &["--delay", "400ms", "--max-pages", "3"]).await;
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let before = server.hits().len();
+    assert_eq!(before, 3);
+
+    let o = run(server.url("/p1"), &[]).await;
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let (was, now) = (server.url("/"), server.url("/p1"));
+    assert!(err.contains(&format!("start was [\"{was}\"], now [\"{now}\"]")), "{err}");
+    assert_eq!(server.hits().len(), before, "a refused worker fetches nothing");
+
+    let o = run(server.url("/"), &["--delay", "0s"]).await;
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("settings changed since the last run: delay: 400ms → 0s, max_pages: 3 → 0"),
+        "{err}"
+    );
+    let hits = targets(&server);
+    assert_eq!(hits.len(), 13, "the rest of the site");
+    let gaps: Vec<Duration> = hits[before..].windows(2).map(|w| w[1].at.duration_since(w[0].at)).collect();
+    assert!(
+        gaps.iter().min().unwrap() < &Duration::from_millis(200),
+        "no 400 ms delay after the resume: {gaps:?}"
+    );
+}

@@ -9,7 +9,7 @@ use kumo_core::Url;
 use kumo_downloader::{CacheRules, ExtraRoots, HttpCache};
 use kumo_engine::{CrawlConfig, EngineError, Summary};
 use kumo_pipeline::{Existing, Sink};
-use kumo_settings::Settings;
+use kumo_settings::{Change, Record, Settings};
 
 use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
@@ -56,14 +56,15 @@ pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
 
 /// Builds the crawl settings from the command line: the table's settings it gave, over the
 /// defaults, and the options of this command (trust, the development cache, re-crawls).
-pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
+pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<(CrawlConfig, Settings)> {
     outcome::check_threshold(a.failure_threshold)?;
     let layer = &a.settings.layer;
     for warning in layer.warnings() {
         tracing::warn!("{warning}");
     }
     let flags = |e: kumo_settings::SettingError| anyhow::anyhow!(e.flag_message());
-    let mut cfg = Settings::resolve([layer]).and_then(|s| s.crawl_config()).map_err(flags)?;
+    let settings = Settings::resolve([layer]).map_err(flags)?;
+    let mut cfg = settings.crawl_config().map_err(flags)?;
     cfg.seeds = seeds;
     cfg.downloader.extra_roots = trusted_roots(&a.ca_files)?;
     cfg.downloader.accept_invalid_certs = a.insecure;
@@ -71,7 +72,7 @@ pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<CrawlConfig> {
     // Page records cost a write per page (about a sixth more CPU per page in the embedded
     // store), so only a crawl meant to be crawled again keeps them.
     cfg.keep_pages = a.recrawl;
-    Ok(cfg)
+    Ok((cfg, settings))
 }
 
 /// The value of `-o`/`-O`, and what a new crawl does with a file holding data.
@@ -82,22 +83,12 @@ fn output_arg(a: &CrawlArgs) -> (&str, Existing) {
     }
 }
 
-/// What workers sharing a crawl must agree on: what is crawled, how URLs are told apart, and
-/// how hosts are treated. Another value means another crawl.
-fn config_id(cfg: &CrawlConfig) -> String {
-    let text = format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
-        cfg.seeds, cfg.sitemaps, cfg.scope, cfg.canonical, cfg.dedup, cfg.politeness, cfg.robots.obey
-    );
-    format!("urls:{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
-}
-
 pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(file) = super::spider::spider_file(&a.urls) {
         return super::spider::run(file, &a).await;
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
-    let mut cfg = config_from_args(&a, seeds).map_err(usage)?;
+    let (mut cfg, settings) = config_from_args(&a, seeds).map_err(usage)?;
     (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a.revisit).map_err(usage)?;
     cfg.render = a.render.rendering()?;
     let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
@@ -118,7 +109,9 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         crawl: crawl_name.clone(),
         outputs: &outputs,
         files: target.file().map(Path::to_path_buf).into_iter().collect(),
-        config_id: config_id(&cfg),
+        // What workers must agree on is in the settings record, compared by name.
+        config_id: "urls".into(),
+        settings: Record::of(&settings, &starts),
         origin: super::state::url_origin(&starts),
         politeness: cfg.politeness.clone(),
         max_host_pause: cfg.max_host_pause,
@@ -198,7 +191,7 @@ async fn crawl(
     if let Some(b) = bar {
         b.finish().await;
     }
-    report(&summary, a.summary_json.as_deref())?;
+    report(&summary, a.summary_json.as_deref(), &opened.changed)?;
     report_cache(cache.as_deref());
     drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
@@ -235,11 +228,22 @@ pub fn report_cache(cache: Option<&HttpCache>) {
     }
 }
 
-/// Prints the human summary on standard error and writes the JSON one if asked.
-pub fn report(summary: &Summary, json_path: Option<&Path>) -> Result<()> {
+/// Prints the human summary on standard error and writes the JSON one if asked, with the
+/// settings this run changed from the last run's (`settings_changed`).
+pub fn report(summary: &Summary, json_path: Option<&Path>, changed: &[Change]) -> Result<()> {
     say!("{}", summary.to_string().trim_end());
+    if !changed.is_empty() {
+        let each: Vec<String> = changed.iter().map(ToString::to_string).collect();
+        say!("  settings:  changed since the last run: {}", each.join(", "));
+    }
     if let Some(p) = json_path {
-        let text = serde_json::to_string_pretty(summary)?;
+        let mut json = serde_json::to_value(summary)?;
+        let changed: Vec<_> = changed
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "stored": c.stored, "now": c.now}))
+            .collect();
+        json["settings_changed"] = serde_json::Value::Array(changed);
+        let text = serde_json::to_string_pretty(&json)?;
         std::fs::write(p, text + "\n")
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
@@ -258,7 +262,7 @@ mod tests {
         let Command::Crawl(a) = Cli::try_parse_from(argv).expect("valid flags").command else {
             unreachable!("a crawl")
         };
-        config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap()
+        config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap().0
     }
 
     #[test]

@@ -40,7 +40,7 @@ fn from_flags(flags: &[String]) -> String {
     else {
         unreachable!("a crawl")
     };
-    format!("{:?}", config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap())
+    format!("{:?}", config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap().0)
 }
 
 /// The crawl a spider file with these lines in its `[[site]]` resolves to, as text.

@@ -119,6 +119,7 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         outputs: &names,
         files: site.output.files().cloned().collect(),
         config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
+        settings: site.record.clone(),
         origin: state::spider_origin(o.file, &site.name),
         politeness: site.crawl.politeness.clone(),
         max_host_pause: site.crawl.max_host_pause,

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use kumo_core::MemoryCookieStorage;
 use kumo_frontier::{Frontier, Politeness};
+use kumo_settings::{Change, Record};
 use kumo_spider::SiteState;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
 use kumo_store_redis::{Joined, RedisConfig, RedisFrontier, RoundStart};
@@ -183,8 +184,11 @@ pub struct Storage<'a> {
     pub outputs: &'a [String],
     /// The output files among them (not standard output, not a database).
     pub files: Vec<PathBuf>,
-    /// Identifies the crawl's configuration: Redis refuses a worker whose differs.
+    /// Identifies the crawl's configuration beyond its settings (a spider file's hash): Redis
+    /// refuses a worker whose differs.
     pub config_id: String,
+    /// The crawl's settings, compared with the stored ones when it resumes.
+    pub settings: Record,
     /// What the crawl starts from, in words (its start URLs, or its spider file and site): a
     /// state directory refuses to resume another.
     pub origin: String,
@@ -206,6 +210,8 @@ pub struct Opened {
     redis: Option<Arc<RedisFrontier>>,
     /// The worker's name in a shared crawl (`--redis`).
     pub worker: Option<String>,
+    /// Settings this run changed from those the crawl's last run kept.
+    pub changed: Vec<Change>,
 }
 
 impl Opened {
@@ -229,7 +235,7 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
         )));
     }
     if let Some(url) = &a.redis.url {
-        let (redis, worker) = open_redis(a, url, &s).await?;
+        let (redis, worker, changed) = open_redis(a, url, &s).await?;
         if s.recrawl {
             recrawl_redis(&redis, s.who, s.conditional).await?;
         }
@@ -241,27 +247,55 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
             cookies: Some(cookies),
             robots: Some(redis.clone()),
         };
-        return Ok(Opened { state, redis: Some(redis), worker: Some(worker) });
+        return Ok(Opened { state, redis: Some(redis), worker: Some(worker), changed });
     }
-    Ok(Opened { state: open_local(a, s).await?, redis: None, worker: None })
+    let (state, changed) = open_local(a, s).await?;
+    Ok(Opened { state, redis: None, worker: None, changed })
 }
 
-async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
+/// What a resumed crawl changes of the settings its state kept: the free changes (said, and
+/// returned), or a refusal naming each fixed one.
+fn compare_settings(stored: Option<String>, s: &Storage<'_>, place: &str) -> Result<Vec<Change>> {
+    let Some(stored) = stored.as_deref().and_then(Record::from_json) else { return Ok(Vec::new()) };
+    let c = s.settings.compare(&stored);
+    if let Some(refusal) = c.refusal() {
+        // A mistake in the options, as another output is.
+        return Err(super::outcome::usage(anyhow::anyhow!(
+            "{}{place}: {refusal} (--fresh starts over)",
+            s.who
+        )));
+    }
+    if !c.free.is_empty() {
+        let each: Vec<String> = c.free.iter().map(ToString::to_string).collect();
+        say!("{}settings changed since the last run: {}", s.who, each.join(", "));
+    }
+    Ok(c.free)
+}
+
+/// Whether a change moves a host's policy (what the frontier keeps per host).
+fn moves_politeness(changed: &[Change]) -> bool {
+    changed.iter().any(|c| matches!(c.name.as_str(), "per_host" | "delay" | "random_delay" | "rate_limit"))
+}
+
+async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<(SiteState, Vec<Change>)> {
     match open_at(a, &s.dir, s.politeness.clone())? {
         Some(store) => {
             store.check_outputs(s.outputs)?;
             store.check_origin(&s.origin)?;
+            let changed = compare_settings(store.settings_record()?, &s, &store.dir().display().to_string())?;
+            store.keep_settings_record(&s.settings.to_json())?;
             announce(&store, s.who, s.max_host_pause, s.scheduled).await?;
             if s.recrawl {
                 recrawl(&store, s.who, s.conditional).await?;
             }
             // The store is the frontier, the item journal and the cookie storage.
-            Ok(SiteState {
+            let state = SiteState {
                 frontier: store.clone(),
                 journal: Some(store.clone()),
                 cookies: Some(store),
                 robots: None,
-            })
+            };
+            Ok((state, changed))
         }
         None => {
             let politeness = s.politeness;
@@ -270,12 +304,13 @@ async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<SiteState> {
                 ..Default::default()
             });
             let cookies = Arc::new(MemoryCookieStorage::new());
-            Ok(SiteState {
+            let state = SiteState {
                 frontier: Arc::new(frontier),
                 journal: None,
                 cookies: Some(cookies),
                 robots: None,
-            })
+            };
+            Ok((state, Vec::new()))
         }
     }
 }
@@ -304,8 +339,12 @@ fn default_worker(outputs: &[String]) -> String {
     format!("{host}:{}", outputs.join(","))
 }
 
-/// The crawl in Redis as this worker sees it, and the worker's name.
-async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<RedisFrontier>, String)> {
+/// The crawl in Redis as this worker sees it, the worker's name, and the settings it changed.
+async fn open_redis(
+    a: &StateArgs,
+    url: &str,
+    s: &Storage<'_>,
+) -> Result<(Arc<RedisFrontier>, String, Vec<Change>)> {
     let crawl = match (&a.redis.crawl, s.who.is_empty()) {
         (Some(name), true) => name.clone(),
         // A spider file's sites are crawls of their own under the name given.
@@ -323,12 +362,19 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
         let keys = RedisFrontier::forget(url, &crawl).await?;
         say!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
     }
+    // Compared before joining: a worker whose settings are refused never registers.
+    let stored = if a.fresh { None } else { RedisFrontier::settings_record(url, &crawl).await? };
+    let changed = compare_settings(stored, s, &format!("crawl {crawl:?} on {url}"))?;
     let mut cfg = RedisConfig::new(url, &crawl, &worker);
     cfg.config_id = s.config_id.clone();
     cfg.politeness = s.politeness.clone();
     cfg.dead_after = secs(a.redis.dead_after, "--dead-after")?;
     cfg.outage_wait = secs(a.redis.redis_wait, "--redis-wait")?;
     let frontier = RedisFrontier::open(cfg).await?;
+    let hosts = frontier.keep_settings_record(&s.settings.to_json(), moves_politeness(&changed)).await?;
+    if hosts > 0 {
+        tracing::info!(hosts, "the crawl's hosts take the new politeness");
+    }
     if frontier.joined() == Joined::New && !a.fresh {
         outputs_predate(s, &crawl, url);
     }
@@ -340,7 +386,7 @@ async fn open_redis(a: &StateArgs, url: &str, s: &Storage<'_>) -> Result<(Arc<Re
         stats.leased,
         stats.failed
     );
-    Ok((Arc::new(frontier), worker))
+    Ok((Arc::new(frontier), worker, changed))
 }
 
 /// A crawl new in Redis (no key of it there, and no `--fresh` cleared it) whose worker's output

@@ -38,9 +38,13 @@ impl Layer {
     /// Every setting's default.
     pub fn defaults() -> Self {
         let mut layer = Layer::new(Source::Default);
-        for s in crate::SETTINGS.iter().filter(|s| !s.default.is_empty()) {
-            let value = s.read(s.default).expect("the table's defaults parse");
-            layer.values.insert(s.name, if s.kind == Kind::List { Value::List(Vec::new()) } else { value });
+        for s in crate::SETTINGS {
+            let value = match s.kind {
+                Kind::List => Value::List(Vec::new()),
+                _ if s.default.is_empty() => continue,
+                _ => s.read(s.default).expect("the table's defaults parse"),
+            };
+            layer.values.insert(s.name, value);
         }
         layer
     }

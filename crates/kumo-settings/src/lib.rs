@@ -8,6 +8,9 @@
 //! stacks them (defaults < file < site < library < flags) into the `CrawlConfig` the engine
 //! runs on.
 //!
+//! A crawl's state keeps its [`Record`]; a resumed crawl takes the changes of settings marked
+//! free and refuses those of fixed ones, by name ([`Record::compare`]).
+//!
 //! Options that are not crawl settings (where the state lives, what the command prints) stay
 //! with the command; [`COMMAND_ONLY`] says why each has no spider-file key.
 
@@ -17,6 +20,7 @@ mod entries;
 mod error;
 mod kind;
 mod layer;
+mod record;
 mod resolve;
 mod table;
 
@@ -26,5 +30,6 @@ pub use entries::{COMMAND_ONLY, MAX_CONCURRENCY, MAX_DELAY, SETTINGS};
 pub use error::SettingError;
 pub use kind::{Kind, Value};
 pub use layer::{Layer, Source};
+pub use record::{Change, Comparison, Record, STARTS};
 pub use resolve::Settings;
 pub use table::{Group, Old, OldUnit, Resume, Setting, by_flag, by_key, nearest, setting};

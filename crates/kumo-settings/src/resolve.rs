@@ -69,9 +69,12 @@ impl Settings {
         self.values.get(name).map(|(_, s)| *s)
     }
 
-    /// Every setting that has a value, by name, as a user would write it.
+    /// Every setting of the table by name, as a user would write it (`none`: unset).
     pub fn texts(&self) -> BTreeMap<&'static str, String> {
-        self.values.iter().map(|(k, (v, _))| (*k, v.text())).collect()
+        crate::SETTINGS
+            .iter()
+            .map(|s| (s.name, self.get(s.name).map_or_else(|| "none".to_string(), Value::text)))
+            .collect()
     }
 
     pub fn switch(&self, name: &str) -> bool {

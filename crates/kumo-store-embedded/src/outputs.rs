@@ -1,4 +1,5 @@
-//! What a state belongs to: the outputs it was crawled with, and where its crawl started.
+//! What a state belongs to: the outputs it was crawled with, where its crawl started, and the
+//! settings its last run had (compared by the next one).
 //! Resuming truncates each output back to its committed length, so resuming into a different
 //! file would cut that file; and a resume from other start URLs or another spider file would
 //! mix another crawl into this one's queue and outputs. Both are refused.
@@ -54,5 +55,25 @@ impl EmbeddedStore {
                 Ok(self.halt.commit(b, &self.dir)?)
             }
         }
+    }
+}
+
+const SETTINGS: &str = "settings";
+
+impl EmbeddedStore {
+    /// The settings record kept by the last run (`kumo_settings::Record` as JSON), if the
+    /// state holds a crawl and its runs kept one.
+    pub fn settings_record(&self) -> Result<Option<String>, StoreError> {
+        if !self.resumed() {
+            return Ok(None);
+        }
+        Ok(self.sp.meta.get(SETTINGS)?.map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    /// Keeps `record` as the crawl's settings, for the next run to compare with.
+    pub fn keep_settings_record(&self, record: &str) -> Result<(), StoreError> {
+        let mut b = self.batch();
+        self.sp.meta.insert(&mut b, SETTINGS, record.as_bytes());
+        Ok(self.halt.commit(b, &self.dir)?)
     }
 }

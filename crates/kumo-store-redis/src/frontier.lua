@@ -1080,6 +1080,12 @@ local function main(keys, args)
         .. '); finish it with that version, or start it over with --fresh')
     end
     local have = redis.call('HGET', K_META, 'cfg')
+    -- A crawl of start URLs from before settings records (`urls:HASH`): its workers' settings
+    -- are now compared by name, beside this call.
+    if have and cfg == 'urls' and string.sub(have, 1, 5) == 'urls:' then
+      have = cfg
+      redis.call('HSET', K_META, 'cfg', cfg)
+    end
     if have and have ~= cfg then
       return redis.error_reply('KUMO config: the crawl was started with another configuration (' .. have .. ')')
     end

@@ -30,7 +30,7 @@ impl RedisFrontier {
     }
 
     /// Every member of a set, a page at a time.
-    async fn set_members(&self, key: &str) -> Result<Vec<String>, RedisStoreError> {
+    pub(crate) async fn set_members(&self, key: &str) -> Result<Vec<String>, RedisStoreError> {
         let mut cursor = 0u64;
         let mut out = Vec::new();
         // Bounded: SSCAN ends when its cursor comes back to 0.

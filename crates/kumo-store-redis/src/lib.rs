@@ -33,6 +33,7 @@ mod member;
 mod reserve;
 mod revisit;
 mod robots;
+mod settings;
 
 pub use config::RedisConfig;
 pub use error::{RedisStoreError, StateGone};

@@ -9,7 +9,7 @@ use kumo_parse::extract::{Field, Selector};
 use kumo_parse::{CompiledModel, Model};
 use kumo_pipeline::processors::{DedupByKey, DropIf, Match, OnlyModel, Remove, Rename, Require, Set};
 use kumo_pipeline::{FileFormat, Processor, ProcessorChain};
-use kumo_settings::Layer;
+use kumo_settings::{Layer, Record};
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
@@ -33,6 +33,8 @@ pub struct SiteSpec {
     pub schedule: Option<Schedule>,
     /// The pages fetched through a headless browser, and how (`render`); none: no page.
     pub render: Option<super::render::RenderSpec>,
+    /// Its resolved settings by name, which its state keeps for the next run to compare.
+    pub record: Record,
 }
 
 /// Where a site's items go. Nothing given means standard output.
@@ -161,8 +163,10 @@ pub(super) fn site(
     let (models, processors) = models(lines, &raw, &here)?;
     let script = raw.script.take();
     let spider = spider(lines, &raw, script, cx.opts, models, &here)?;
-    let mut crawl = super::settings::crawl(cx, &raw, &here, warnings)?;
+    let (mut crawl, settings) = super::settings::crawl(cx, &raw, &here, warnings)?;
     crawl.seeds = seeds;
+    let starts: Vec<&url::Url> = crawl.seeds.iter().chain(&crawl.sitemaps).collect();
+    let record = Record::of(&settings, &starts);
     crawl.check().map_err(|e| lines.error(site_at, here("settings"), e))?;
     let schedule =
         raw.schedule.map(|s| super::schedule::schedule(lines, &here("schedule"), s)).transpose()?;
@@ -180,6 +184,7 @@ pub(super) fn site(
         output,
         schedule,
         render,
+        record,
     })
 }
 

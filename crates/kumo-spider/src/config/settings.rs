@@ -29,13 +29,13 @@ pub(super) fn layer(
 }
 
 /// The site's `CrawlConfig` (without its seeds): its settings resolved, its limit rules
-/// first among the host rules.
+/// first among the host rules; and the settings, for the state's record.
 pub(super) fn crawl(
     cx: &Context,
     raw: &RawSite,
     here: &dyn Fn(&str) -> String,
     warnings: &mut Vec<String>,
-) -> Result<CrawlConfig, SpiderConfigError> {
+) -> Result<(CrawlConfig, Settings), SpiderConfigError> {
     let lines = cx.lines;
     let own = layer(lines, Some(cx.index), Source::Site, &raw.settings, here)?;
     let site = format!("site \"{}\"", raw.name);
@@ -58,7 +58,7 @@ pub(super) fn crawl(
     // The site's rule for every host (its rate limits) goes last: the first match wins.
     rules.append(&mut crawl.politeness.rules);
     crawl.politeness.rules = rules;
-    Ok(crawl)
+    Ok((crawl, settings))
 }
 
 /// A setting refused when the layers are resolved, placed at the key that set it (the site's,
