@@ -45,19 +45,16 @@ impl Committer {
     /// Counts `results` and starts committing them once the commit before has finished.
     pub async fn start(
         &mut self,
-        parts: &Parts,
+        parts: &mut Parts,
         mut results: Vec<PageResult>,
         tally: &mut Tally,
         item_tx: &Gauged<mpsc::Sender<ItemBatch>>,
     ) {
         let archive: Vec<Records> = results.iter_mut().flat_map(|r| std::mem::take(&mut r.archive)).collect();
         let prepared = prepare(parts, results, tally).await;
-        {
-            let mut recent = parts.recent_failures.lock().unwrap_or_else(|e| e.into_inner());
-            for c in &prepared.completions {
-                if let Completion::Failed { failure, .. } = c {
-                    recent.note(failure);
-                }
+        for c in &prepared.completions {
+            if let Completion::Failed { failure, .. } = c {
+                parts.recent_failures.note(failure);
             }
         }
         self.finish(parts, tally).await;

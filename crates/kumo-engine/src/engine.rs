@@ -330,10 +330,10 @@ impl Engine {
             errors: Arc::new(errors),
             progress: self.progress.clone(),
             status: self.status.clone(),
-            throttle: cfg_throttle.map(|t| std::sync::Mutex::new(Throttle::new(t))),
-            traps: std::sync::Mutex::new(TrapWatch::new(trap_warn_pages)),
-            pauses: std::sync::Mutex::default(),
-            recent_failures: std::sync::Mutex::default(),
+            throttle: cfg_throttle.map(Throttle::new),
+            traps: TrapWatch::new(trap_warn_pages),
+            pauses: Default::default(),
+            recent_failures: Default::default(),
             warc: None,
             warc_failure: Arc::default(),
             commit_failure: Arc::default(),
@@ -405,7 +405,7 @@ impl Engine {
             return Err(e);
         }
         let mut skips = BTreeMap::new();
-        if let Err(e) = seed(&parts, &mut skips).await {
+        if let Err(e) = seed(&mut parts, &mut skips).await {
             self.parts = Some(parts);
             self.status.set(from);
             return Err(e.into());

@@ -37,6 +37,7 @@ mod results;
 mod revisit;
 mod robots;
 mod run;
+mod scheduler;
 mod stages;
 mod status;
 mod steer;

@@ -133,8 +133,8 @@ pub(crate) struct Prepared {
 /// Turns a batch of page results into one commit's parts and counts them; host adjustments
 /// and the throttle's new delays go to the frontier first, before the commit queues more for
 /// their hosts.
-pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut Tally) -> Prepared {
-    let cfg = &*parts.cfg;
+pub(crate) async fn prepare(parts: &mut Parts, batch: Vec<PageResult>, tally: &mut Tally) -> Prepared {
+    let cfg = parts.cfg.clone();
     let mut completions = Vec::with_capacity(batch.len());
     let mut items = Vec::new();
     let mut item_sources = Vec::new();
@@ -177,7 +177,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
                     tally.changes.count(c);
                 }
                 if let Some(shape) = shape {
-                    parts.traps.lock().unwrap_or_else(|e| e.into_inner()).count(&shape);
+                    parts.traps.count(&shape);
                 }
                 tally.bytes += bytes;
                 *tally.by_status.entry(status).or_default() += 1;
@@ -241,7 +241,7 @@ pub(crate) async fn prepare(parts: &Parts, batch: Vec<PageResult>, tally: &mut T
 /// before the completion re-queues anything for it; the request retried after its own
 /// `Retry-After` (when believed) or back-off, or failed once its retries are spent.
 async fn retryable_status(
-    parts: &Parts,
+    parts: &mut Parts,
     tally: &mut Tally,
     lease: kumo_frontier::LeaseId,
     status: u16,
@@ -253,8 +253,7 @@ async fn retryable_status(
     *tally.by_status.entry(status).or_default() += 1;
     let host = request.host_key();
     let answer = Answer { host: &host, url: &request.url, status, retry_after, retries: request.retries };
-    let pause =
-        parts.pauses.lock().unwrap_or_else(|e| e.into_inner()).on_answer(cfg, &answer, Instant::now());
+    let pause = parts.pauses.on_answer(cfg, &answer, Instant::now());
     if let Some(pause) = pause {
         let adjust = HostAdjustment { pause: Some(pause), ..Default::default() };
         if let Err(e) = parts.frontier.adjust_host(&host, adjust).await {
