@@ -1,7 +1,8 @@
 //! kumo: a fast, lean, resumable web crawler and scraping framework.
 //!
-//! This crate is the front door: it re-exports the stage crates under short names so a user
-//! depends on `kumo` alone, and it holds the `kumo` command (`src/main.rs`).
+//! This crate is the front door: [`Crawler`] puts a crawl together (settings by name, a
+//! [`Store`] for its state, outputs, a spider); the stage crates are re-exported under short
+//! names so a user depends on `kumo` alone; and it holds the `kumo` command (`src/main.rs`).
 //!
 //! Cargo features, all on by default (the command needs every one): `redis`, `postgres`,
 //! `script`, `browser`, `control` and `testsite`. With `default-features = false` the library
@@ -36,7 +37,12 @@ pub use kumo_store_redis as store_redis;
 #[cfg(feature = "testsite")]
 pub use kumo_testsite as testsite;
 
+pub mod crawler;
+pub mod store;
+
 // What most programs start from, at the top.
+pub use crawler::{Crawl, Crawler, CrawlerError};
 pub use kumo_engine::{CrawlConfig, Engine, Summary};
 pub use kumo_spider::{Collector, Spider};
 pub use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
+pub use store::Store;

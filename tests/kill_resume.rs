@@ -23,7 +23,12 @@ fn kills() -> usize {
 
 /// Starts `kumo ARGS` in `cwd`, its standard error captured.
 fn spawn_kumo(args: &[String], cwd: &Path) -> tokio::process::Child {
-    tokio::process::Command::new(KUMO)
+    spawn(Path::new(KUMO), args, cwd)
+}
+
+/// Starts the program `exe` with `args` in `cwd`, its standard error captured.
+fn spawn(exe: &Path, args: &[String], cwd: &Path) -> tokio::process::Child {
+    tokio::process::Command::new(exe)
         .args(args)
         .current_dir(cwd)
         .stdout(Stdio::null())
@@ -401,4 +406,46 @@ fn urls_once(path: &Path) -> usize {
         assert!(urls.insert(url.clone()), "{url} written twice");
     }
     urls.len()
+}
+
+/// The library's durable crawl (`examples/durable.rs`: `Crawler`, `Store::dir`, an output
+/// file), killed with SIGKILL mid-crawl and run again, writes every page once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_durable_example_killed_and_run_again_writes_every_page_once() {
+    // Built beside this test by `cargo test`: target/<profile>/examples/durable.
+    let exe =
+        std::env::current_exe().unwrap().parent().and_then(Path::parent).unwrap().join("examples/durable");
+    assert!(exe.is_file(), "{} is built by cargo test", exe.display());
+    let site = SiteConfig { pages: 300, page_bytes: 2_000, ..Default::default() };
+    let unique = site.ground_truth().unique_urls;
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = vec![server.url("/index.html"), "state".into(), "pages.jsonl".into()];
+    let mut rng = fastrand::Rng::new();
+    let mut killed = 0;
+    for _ in 0..6 {
+        let fetched = server.hit_count() + 2;
+        let child = spawn(&exe, &args, dir.path());
+        let after = Duration::from_millis(rng.u64(0..400));
+        let kill = async {
+            common::wait_until(Duration::from_secs(60), "the run's first page", || {
+                server.hit_count() >= fetched
+            })
+            .await;
+            tokio::time::sleep(after).await;
+        };
+        let (was_killed, out) = kill_when(child, Some(kill)).await;
+        if !was_killed {
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            break;
+        }
+        killed += 1;
+        if killed == 3 {
+            break;
+        }
+    }
+    assert!(killed >= 2, "only {killed} kills landed mid-crawl");
+    let (_, out) = kill_when(spawn(&exe, &args, dir.path()), None::<std::future::Ready<()>>).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(urls_once(&dir.path().join("pages.jsonl")), unique, "every page once");
 }

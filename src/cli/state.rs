@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
-use kumo_core::MemoryCookieStorage;
+use kumo::store::{Identity, OpenError, RedisStore, Store};
 use kumo_frontier::{Frontier, Politeness};
-use kumo_settings::{Change, Record};
-use kumo_spider::SiteState;
+use kumo_settings::Record;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
-use kumo_store_redis::{Joined, RedisConfig, RedisFrontier, RoundStart};
+use kumo_store_redis::{Joined, RedisFrontier, RoundStart};
 use url::Url;
 
 use super::args::StateArgs;
@@ -204,29 +203,45 @@ pub struct Storage<'a> {
     pub scheduled: bool,
 }
 
-/// An opened storage, and what must be done when the crawl ends.
-pub struct Opened {
-    pub state: SiteState,
-    redis: Option<Arc<RedisFrontier>>,
-    /// The worker's name in a shared crawl (`--redis`).
-    pub worker: Option<String>,
-    /// Settings this run changed from those the crawl's last run kept.
-    pub changed: Vec<Change>,
-}
+pub use kumo::store::Opened;
 
-impl Opened {
-    /// Leaves a shared crawl (what the worker still holds goes back at once).
-    pub async fn close(&self) {
-        if let Some(r) = &self.redis
-            && let Err(e) = r.leave().await
-        {
-            tracing::warn!(error = %e, "could not leave the crawl in Redis; its leases come back after --dead-after");
-        }
-    }
+/// The [`Store`] the state options name for a crawl stored as `s`.
+fn store_of(a: &StateArgs, s: &Storage<'_>) -> Result<Store> {
+    let Some(url) = &a.redis.url else {
+        return Ok(match (a.memory, a.fresh, a.fsync) {
+            (true, ..) => Store::memory(),
+            (false, fresh, fsync) => {
+                let dir = Store::dir(&s.dir);
+                let dir = if fresh { dir.fresh() } else { dir };
+                if fsync { dir.fsync() } else { dir }
+            }
+        });
+    };
+    let crawl = match (&a.redis.crawl, s.who.is_empty()) {
+        (Some(name), true) => name.clone(),
+        // A spider file's sites are crawls of their own under the name given.
+        (Some(name), false) => format!("{name}/{}", s.crawl),
+        (None, _) => s.crawl.clone(),
+    };
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .with_context(|| format!("{flag} must be a positive number of seconds"))
+    };
+    Ok(Store::Redis(RedisStore {
+        url: url.clone(),
+        crawl,
+        worker: a.redis.worker.clone().unwrap_or_else(|| default_worker(s.outputs)),
+        dead_after: secs(a.redis.dead_after, "--dead-after")?,
+        outage_wait: secs(a.redis.redis_wait, "--redis-wait")?,
+        fresh: a.fresh,
+    }))
 }
 
 /// Opens the crawl's storage: the frontier, the item journal and the cookie storage, with
-/// Redis (`--redis`), in a state directory (the default), or in memory (`--memory`).
+/// Redis (`--redis`), in a state directory (the default), or in memory (`--memory`); and says
+/// what it found (a resumed crawl, changed settings, paused hosts, a re-crawl round).
 pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
     if s.recrawl && a.memory {
         // Usage: said before anything is opened.
@@ -234,96 +249,62 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
             "--recrawl needs a state directory or Redis, which keep what each page was; --memory does not"
         )));
     }
-    if let Some(url) = &a.redis.url {
-        let (redis, worker, changed) = open_redis(a, url, &s).await?;
-        if s.recrawl {
-            recrawl_redis(&redis, s.who, s.conditional).await?;
-        }
-        // Cookies stay with each worker for now: a shared jar is not built yet.
-        let cookies = Arc::new(MemoryCookieStorage::new());
-        let state = SiteState {
-            frontier: redis.clone(),
-            journal: Some(redis.clone()),
-            cookies: Some(cookies),
-            robots: Some(redis.clone()),
-        };
-        return Ok(Opened { state, redis: Some(redis), worker: Some(worker), changed });
-    }
-    let (state, changed) = open_local(a, s).await?;
-    Ok(Opened { state, redis: None, worker: None, changed })
-}
-
-/// What a resumed crawl changes of the settings its state kept: the free changes (said, and
-/// returned), or a refusal naming each fixed one.
-fn compare_settings(stored: Option<String>, s: &Storage<'_>, place: &str) -> Result<Vec<Change>> {
-    let Some(stored) = stored.as_deref().and_then(Record::from_json) else { return Ok(Vec::new()) };
-    let c = s.settings.compare(&stored);
-    if let Some(refusal) = c.refusal() {
+    let store = store_of(a, &s)?;
+    let id = Identity {
+        outputs: s.outputs.to_vec(),
+        origin: s.origin.clone(),
+        config_id: s.config_id.clone(),
+        settings: s.settings.clone(),
+        politeness: s.politeness.clone(),
+    };
+    let opened = store.open(&id).await.map_err(|e| match e {
         // A mistake in the options, as another output is.
-        return Err(super::outcome::usage(anyhow::anyhow!(
-            "{}{place}: {refusal} (--fresh starts over)",
-            s.who
-        )));
-    }
-    if !c.free.is_empty() {
-        let each: Vec<String> = c.free.iter().map(ToString::to_string).collect();
+        OpenError::Settings { .. } => super::outcome::usage(anyhow::anyhow!("{}{e}", s.who)),
+        other => other.into(),
+    })?;
+    if !opened.changed.is_empty() {
+        let each: Vec<String> = opened.changed.iter().map(ToString::to_string).collect();
         say!("{}settings changed since the last run: {}", s.who, each.join(", "));
     }
-    Ok(c.free)
-}
-
-/// Whether a change moves a host's policy (what the frontier keeps per host).
-fn moves_politeness(changed: &[Change]) -> bool {
-    changed.iter().any(|c| matches!(c.name.as_str(), "per_host" | "delay" | "random_delay" | "rate_limit"))
-}
-
-async fn open_local(a: &StateArgs, s: Storage<'_>) -> Result<(SiteState, Vec<Change>)> {
-    match open_at(a, &s.dir, s.politeness.clone())? {
-        Some(store) => {
-            store.check_outputs(s.outputs)?;
-            store.check_origin(&s.origin)?;
-            let changed = compare_settings(store.settings_record()?, &s, &store.dir().display().to_string())?;
-            store.keep_settings_record(&s.settings.to_json())?;
-            announce(&store, s.who, s.max_host_pause, s.scheduled).await?;
-            if s.recrawl {
-                recrawl(&store, s.who, s.conditional).await?;
-            }
-            // The store is the frontier, the item journal and the cookie storage.
-            let state = SiteState {
-                frontier: store.clone(),
-                journal: Some(store.clone()),
-                cookies: Some(store),
-                robots: None,
-            };
-            Ok((state, changed))
-        }
-        None => {
-            let politeness = s.politeness;
-            let frontier = kumo_frontier::MemoryFrontier::new(kumo_frontier::MemoryFrontierConfig {
-                politeness,
-                ..Default::default()
-            });
-            let cookies = Arc::new(MemoryCookieStorage::new());
-            let state = SiteState {
-                frontier: Arc::new(frontier),
-                journal: None,
-                cookies: Some(cookies),
-                robots: None,
-            };
-            Ok((state, Vec::new()))
+    if let Some(store) = &opened.embedded {
+        announce(store, s.who, s.max_host_pause, s.scheduled).await?;
+        if s.recrawl {
+            recrawl(store, s.who, s.conditional).await?;
         }
     }
+    if let (Some(redis), Store::Redis(r)) = (&opened.redis, &store) {
+        joined_redis(redis, r, &s, &opened).await?;
+    }
+    Ok(opened)
+}
+
+/// Says how this worker joined the crawl in Redis (and what `--fresh` cleared), warns when a
+/// crawl new in Redis finds its outputs holding data, and opens a re-crawl round if asked.
+async fn joined_redis(redis: &RedisFrontier, r: &RedisStore, s: &Storage<'_>, opened: &Opened) -> Result<()> {
+    let (crawl, url, worker) = (&r.crawl, &r.url, &r.worker);
+    if let Some(keys) = opened.cleared {
+        say!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
+    }
+    if opened.joined == Some(Joined::New) && !r.fresh {
+        outputs_predate(s, crawl, url);
+    }
+    let stats = redis.stats().await?;
+    say!(
+        "{}worker {worker:?} joins crawl {crawl:?} on {url} ({} queued, {} in flight, {} failed)",
+        s.who,
+        stats.queued,
+        stats.leased,
+        stats.failed
+    );
+    if s.recrawl {
+        recrawl_redis(redis, s.who, s.conditional).await?;
+    }
+    Ok(())
 }
 
 /// The default worker name: this machine's host name and the outputs, so the same command on
 /// the same machine is the same worker, and two commands writing elsewhere are two.
 fn default_worker(outputs: &[String]) -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_string());
     // A file output (`jsonl:out.jsonl`) by its absolute path; stdout and databases as named.
     let outputs: Vec<String> = outputs
         .iter()
@@ -336,57 +317,7 @@ fn default_worker(outputs: &[String]) -> String {
             _ => o.clone(),
         })
         .collect();
-    format!("{host}:{}", outputs.join(","))
-}
-
-/// The crawl in Redis as this worker sees it, the worker's name, and the settings it changed.
-async fn open_redis(
-    a: &StateArgs,
-    url: &str,
-    s: &Storage<'_>,
-) -> Result<(Arc<RedisFrontier>, String, Vec<Change>)> {
-    let crawl = match (&a.redis.crawl, s.who.is_empty()) {
-        (Some(name), true) => name.clone(),
-        // A spider file's sites are crawls of their own under the name given.
-        (Some(name), false) => format!("{name}/{}", s.crawl),
-        (None, _) => s.crawl.clone(),
-    };
-    let worker = a.redis.worker.clone().unwrap_or_else(|| default_worker(s.outputs));
-    let secs = |v: f64, flag: &str| {
-        Duration::try_from_secs_f64(v)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .with_context(|| format!("{flag} must be a positive number of seconds"))
-    };
-    if a.fresh {
-        let keys = RedisFrontier::forget(url, &crawl).await?;
-        say!("{}crawl {crawl:?} cleared in Redis ({keys} keys)", s.who);
-    }
-    // Compared before joining: a worker whose settings are refused never registers.
-    let stored = if a.fresh { None } else { RedisFrontier::settings_record(url, &crawl).await? };
-    let changed = compare_settings(stored, s, &format!("crawl {crawl:?} on {url}"))?;
-    let mut cfg = RedisConfig::new(url, &crawl, &worker);
-    cfg.config_id = s.config_id.clone();
-    cfg.politeness = s.politeness.clone();
-    cfg.dead_after = secs(a.redis.dead_after, "--dead-after")?;
-    cfg.outage_wait = secs(a.redis.redis_wait, "--redis-wait")?;
-    let frontier = RedisFrontier::open(cfg).await?;
-    let hosts = frontier.keep_settings_record(&s.settings.to_json(), moves_politeness(&changed)).await?;
-    if hosts > 0 {
-        tracing::info!(hosts, "the crawl's hosts take the new politeness");
-    }
-    if frontier.joined() == Joined::New && !a.fresh {
-        outputs_predate(s, &crawl, url);
-    }
-    let stats = frontier.stats().await?;
-    say!(
-        "{}worker {worker:?} joins crawl {crawl:?} on {url} ({} queued, {} in flight, {} failed)",
-        s.who,
-        stats.queued,
-        stats.leased,
-        stats.failed
-    );
-    Ok((Arc::new(frontier), worker, changed))
+    format!("{}:{}", kumo::store::host_name(), outputs.join(","))
 }
 
 /// A crawl new in Redis (no key of it there, and no `--fresh` cleared it) whose worker's output
@@ -417,14 +348,7 @@ pub fn derived_crawl(starts: &[Url]) -> String {
     derived_dir(starts).file_name().and_then(|f| f.to_str()).unwrap_or("crawl").to_string()
 }
 
-/// A URL crawl's origin: its start URLs, sorted and without repeats, so the same command with
-/// its URLs in another order is the same crawl.
-pub fn url_origin(starts: &[Url]) -> String {
-    let mut urls: Vec<&str> = starts.iter().map(Url::as_str).collect();
-    urls.sort_unstable();
-    urls.dedup();
-    format!("start URLs {}", urls.join(" "))
-}
+pub use kumo::store::url_origin;
 
 /// A spider-file site's origin: the file (made absolute) and the site's name.
 pub fn spider_origin(file: &Path, site: &str) -> String {

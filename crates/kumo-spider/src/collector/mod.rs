@@ -29,8 +29,10 @@ mod element;
 mod xpath;
 mod xpath_node;
 
-use kumo_core::Response;
-use kumo_engine::{Analysis, Analyzer};
+use std::sync::Arc;
+
+use kumo_core::{Request, Response};
+use kumo_engine::{Analysis, Analyzer, Listener};
 
 pub use context::Ctx;
 pub use element::Element;
@@ -40,6 +42,7 @@ pub use xpath_node::XPathNode;
 type HtmlFn = Box<dyn Fn(&Element<'_>, &mut Ctx<'_>) + Send + Sync>;
 type XPathFn = Box<dyn Fn(&XPathNode<'_>, &mut Ctx<'_>) + Send + Sync>;
 type ResponseFn = Box<dyn Fn(&Response, &mut Ctx<'_>) + Send + Sync>;
+type RequestFn = Arc<dyn Fn(&Request) + Send + Sync>;
 
 /// A bad selector given to [`Collector::try_on_html`].
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +60,7 @@ pub struct Collector {
     response: Vec<ResponseFn>,
     error: Vec<ResponseFn>,
     scraped: Vec<ResponseFn>,
+    request: Vec<RequestFn>,
 }
 
 impl Collector {
@@ -135,10 +139,32 @@ impl Collector {
         self
     }
 
+    /// Calls `f` before each page is fetched (retries included), as Colly's `OnRequest`. It
+    /// runs in the downloader: keep it cheap. It takes effect through the listener
+    /// [`Collector::request_listener`] gives, which `kumo::Crawler::collector` registers.
+    pub fn on_request(mut self, f: impl Fn(&Request) + Send + Sync + 'static) -> Self {
+        self.request.push(Arc::new(f));
+        self
+    }
+
+    /// The engine [`Listener`] that calls the `on_request` callbacks; `None` without any.
+    pub fn request_listener(&self) -> Option<Arc<dyn Listener>> {
+        (!self.request.is_empty()).then(|| Arc::new(OnRequest(self.request.clone())) as Arc<dyn Listener>)
+    }
+
     /// Calls `f` after the HTML and XPath callbacks of a page.
     pub fn on_scraped(mut self, f: impl Fn(&Response, &mut Ctx<'_>) + Send + Sync + 'static) -> Self {
         self.scraped.push(Box::new(f));
         self
+    }
+}
+
+/// The `on_request` callbacks, as a listener.
+struct OnRequest(Vec<RequestFn>);
+
+impl Listener for OnRequest {
+    fn before_fetch(&self, request: &Request) {
+        self.0.iter().for_each(|f| f(request));
     }
 }
 
