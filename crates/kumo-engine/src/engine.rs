@@ -13,9 +13,10 @@ use tokio::task::JoinHandle;
 
 use crate::Steer;
 use crate::analyze::{Analyzer, PageAnalyzer};
-use crate::registrar::Registrar;
+use crate::analyzer_registrar::AnalyzerRegistrar;
+use crate::registrar::{Registrar, ScoreFn};
 use crate::robots::RobotsCache;
-use crate::run::{AnalyzerModule, Parts, run, seed};
+use crate::run::{Parts, run, seed};
 use crate::throttle::Throttle;
 use crate::traps::TrapWatch;
 use crate::writer::open_pipeline;
@@ -55,6 +56,9 @@ pub enum EngineError {
     Cookies(#[from] CookieStorageError),
     #[error("cannot open the WARC output: {0}")]
     Archive(String),
+    /// [`Engine::init_with_analyzers`] was given no analyzer.
+    #[error("a crawl needs at least one analyzer; none was given")]
+    NoAnalyzer,
 }
 
 impl From<ConfigError> for EngineError {
@@ -159,6 +163,8 @@ pub struct Engine {
     journal: Option<Arc<dyn ItemJournal>>,
     cookies: Option<Arc<dyn CookieStorage>>,
     robots_store: Option<Arc<dyn RobotsStore>>,
+    /// The analyzers' score calculator; `None` for the default.
+    analyzer_score: Option<ScoreFn>,
     /// The sinks are opened (fresh or resumed) once per initialization, on the first start.
     pipeline_opened: bool,
 }
@@ -186,6 +192,7 @@ impl Engine {
             journal: None,
             cookies: None,
             robots_store: None,
+            analyzer_score: None,
             pipeline_opened: false,
         }
     }
@@ -215,6 +222,13 @@ impl Engine {
         self
     }
 
+    /// Scores the registered analyzers with `score` (lower wins) instead of
+    /// [`crate::default_score`], when each page picks one. Takes effect at the next `init`.
+    pub fn with_analyzer_score(mut self, score: ScoreFn) -> Self {
+        self.analyzer_score = Some(score);
+        self
+    }
+
     pub fn status(&self) -> Status {
         self.status.get()
     }
@@ -238,8 +252,21 @@ impl Engine {
         sinks: Vec<Box<dyn Sink>>,
         analyzer: Arc<dyn Analyzer>,
     ) -> Result<(), EngineError> {
+        self.init_with_analyzers(cfg, frontier, sinks, vec![analyzer])
+    }
+
+    /// [`Engine::init`] with several analyzers, registered as `A1`, `A2`, … in this order:
+    /// each page goes to the one with the best score (see [`Engine::with_analyzer_score`]).
+    /// An empty list is refused ([`EngineError::NoAnalyzer`]).
+    pub fn init_with_analyzers(
+        &mut self,
+        cfg: CrawlConfig,
+        frontier: Arc<dyn Frontier>,
+        sinks: Vec<Box<dyn Sink>>,
+        analyzers: Vec<Arc<dyn Analyzer>>,
+    ) -> Result<(), EngineError> {
         let from = self.status.begin(Status::Initializing)?;
-        match self.build(cfg, frontier, sinks, analyzer) {
+        match self.build(cfg, frontier, sinks, analyzers) {
             Ok(()) => {
                 self.status.set(Status::Initialized);
                 Ok(())
@@ -256,8 +283,12 @@ impl Engine {
         cfg: CrawlConfig,
         frontier: Arc<dyn Frontier>,
         sinks: Vec<Box<dyn Sink>>,
-        analyzer: Arc<dyn Analyzer>,
+        analyzers: Vec<Arc<dyn Analyzer>>,
     ) -> Result<(), EngineError> {
+        let mut analyzers = AnalyzerRegistrar::new(analyzers).ok_or(EngineError::NoAnalyzer)?;
+        if let Some(score) = &self.analyzer_score {
+            analyzers = analyzers.with_score(score.clone());
+        }
         cfg.check()?;
         let mut cfg = cfg;
         // An archive needs the exchanges as they went over the wire.
@@ -312,8 +343,6 @@ impl Engine {
             Arc::new(cache.with_store(self.robots_store.clone()))
         });
         let (errors, error_rx) = ErrorStream::new(cfg.error_buffer);
-        let analyzer_modules =
-            (1..=cfg.parser_count() as u64).map(|i| Arc::new(AnalyzerModule::new(i))).collect();
         self.progress = Arc::new(Progress::default());
         let cfg_throttle = cfg.auto_throttle;
         let trap_warn_pages = cfg.trap_warn_pages;
@@ -323,8 +352,7 @@ impl Engine {
             frontier,
             registrar: registrar.clone(),
             robots,
-            analyzer,
-            analyzer_modules,
+            analyzers: Arc::new(analyzers),
             pipeline: std::sync::Mutex::new(Some(Pipeline::new(1, sinks, false))),
             journal: self.journal.clone(),
             errors: Arc::new(errors),

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod analyze;
+mod analyzer_registrar;
 mod archive;
 mod buffers;
 mod commit;
@@ -54,7 +55,7 @@ pub use errors::{CrawlError, ErrorStream};
 pub use histogram::{Histogram, LATENCY_BOUNDS};
 pub use listener::{Listener, Listeners};
 pub use live::{CrawlTotals, LIVE_FAILURES, LIVE_HOSTS, Live, LiveHost};
-pub use registrar::{DownloaderLoad, Registrar, RegistrarError, ScoreFn};
+pub use registrar::{DownloaderLoad, ModuleLoad, Registrar, RegistrarError, ScoreFn, default_score};
 pub use render::Rendering;
 pub use revisit::{Adaptive, RevisitPolicy, RevisitRule, Visit};
 pub use robots::{RobotsConfig, RobotsStats};

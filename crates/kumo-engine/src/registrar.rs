@@ -8,6 +8,10 @@
 //! (one per proxy a limit rule names) takes only the requests of rules naming its proxy. A
 //! request whose rule names proxies goes to the best of the active downloaders with one of
 //! them, general or not; it never goes direct.
+//!
+//! What a module is scored by ([`ModuleLoad`], and `RecentErrors`, which decays), the score
+//! ([`ScoreFn`], [`default_score`]) and the pick (`lowest`) are shared with the analyzers'
+//! registrar (`analyzer_registrar.rs`).
 
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -15,36 +19,41 @@ use std::time::{Duration, Instant};
 use kumo_core::{CounterSnapshot, ModuleId, ModuleSummary};
 use kumo_downloader::Downloader;
 
-/// What a score calculator sees of a downloader.
+/// What a score calculator sees of a registered module, a downloader or an analyzer.
 #[derive(Debug, Clone, Copy)]
-pub struct DownloaderLoad {
+pub struct ModuleLoad {
+    /// Its counters; `handling` is the work in hand: requests for a downloader, pages for an
+    /// analyzer.
     pub counts: CounterSnapshot,
     /// Recent failures, decayed: each outcome multiplies it by 0.9, each failure adds 1, and
     /// it halves every [`ERROR_HALF_LIFE`] besides.
     pub recent_errors: f64,
 }
 
-/// Turns a load into a score; lower wins.
-pub type ScoreFn = Arc<dyn Fn(&DownloaderLoad) -> u64 + Send + Sync>;
+/// The name a downloader's load had before analyzers were scored too.
+pub type DownloaderLoad = ModuleLoad;
 
-/// The default score: requests in hand, plus a heavy weight on recent errors.
-pub fn default_score(load: &DownloaderLoad) -> u64 {
+/// Turns a load into a score; lower wins.
+pub type ScoreFn = Arc<dyn Fn(&ModuleLoad) -> u64 + Send + Sync>;
+
+/// The default score: work in hand, plus a heavy weight on recent errors.
+pub fn default_score(load: &ModuleLoad) -> u64 {
     load.counts.handling * 4 + (load.recent_errors * 64.0) as u64
 }
 
 /// How fast recent errors fade with time alone. Decay by outcomes only would leave a
-/// downloader that failed a while ago with its bad score for good: it is not picked, so it
+/// module that failed a while ago with its bad score for good: it is not picked, so it
 /// has no outcomes to decay by. With time it comes back and is tried again.
 pub const ERROR_HALF_LIFE: Duration = Duration::from_secs(30);
 
 /// Recent failures as of a moment.
 #[derive(Clone, Copy)]
-struct RecentErrors {
+struct Mark {
     value: f64,
     at: Instant,
 }
 
-impl RecentErrors {
+impl Mark {
     /// The value at `now`, faded by the time since `at`.
     fn at(&self, now: Instant) -> f64 {
         let halves = now.saturating_duration_since(self.at).as_secs_f64() / ERROR_HALF_LIFE.as_secs_f64();
@@ -52,10 +61,48 @@ impl RecentErrors {
     }
 }
 
+/// A registered module's recent failures, decaying by outcome and by time.
+pub(crate) struct RecentErrors(Mutex<Mark>);
+
+impl RecentErrors {
+    pub fn new() -> Self {
+        RecentErrors(Mutex::new(Mark { value: 0.0, at: Instant::now() }))
+    }
+
+    /// Records the outcome of one piece of work.
+    pub fn record(&self, ok: bool) {
+        let now = Instant::now();
+        let mut e = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let value = e.at(now) * 0.9 + if ok { 0.0 } else { 1.0 };
+        *e = Mark { value, at: now };
+    }
+
+    /// The value now.
+    pub fn now(&self) -> f64 {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).at(Instant::now())
+    }
+
+    /// Moves every recorded error back in time by `ago`, as if nothing had happened since.
+    #[cfg(test)]
+    pub fn age(&self, ago: Duration) {
+        let mut e = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        e.at = e.at.checked_sub(ago).expect("the machine has been up longer than that");
+    }
+}
+
+/// The candidate with the lowest score (the first on ties).
+pub(crate) fn lowest<'a, T: 'a>(
+    candidates: impl IntoIterator<Item = &'a Arc<T>>,
+    score: &ScoreFn,
+    load: impl Fn(&T) -> ModuleLoad,
+) -> Option<Arc<T>> {
+    candidates.into_iter().min_by_key(|c| score(&load(c))).cloned()
+}
+
 /// One registered downloader.
 pub struct Registered {
     pub downloader: Downloader,
-    recent_errors: Mutex<RecentErrors>,
+    recent_errors: RecentErrors,
     /// Takes requests whose rule names no proxy.
     general: bool,
 }
@@ -63,10 +110,7 @@ pub struct Registered {
 impl Registered {
     /// Records the outcome of one fetch for the score.
     pub fn record(&self, ok: bool) {
-        let now = Instant::now();
-        let mut e = self.recent_errors.lock().unwrap_or_else(|p| p.into_inner());
-        let value = e.at(now) * 0.9 + if ok { 0.0 } else { 1.0 };
-        *e = RecentErrors { value, at: now };
+        self.recent_errors.record(ok);
     }
 
     /// Whether it goes through one of `proxies` (as limit rules write them).
@@ -80,11 +124,8 @@ impl Registered {
         self.general
     }
 
-    pub fn load(&self) -> DownloaderLoad {
-        DownloaderLoad {
-            counts: self.downloader.counters().snapshot(),
-            recent_errors: self.recent_errors.lock().unwrap_or_else(|p| p.into_inner()).at(Instant::now()),
-        }
+    pub fn load(&self) -> ModuleLoad {
+        ModuleLoad { counts: self.downloader.counters().snapshot(), recent_errors: self.recent_errors.now() }
     }
 }
 
@@ -149,11 +190,7 @@ impl Registrar {
         if let [only] = active.as_slice() {
             return only.clone();
         }
-        active
-            .iter()
-            .filter(|r| r.general)
-            .min_by_key(|r| (self.score)(&r.load()))
-            .cloned()
+        lowest(active.iter().filter(|r| r.general), &self.score, Registered::load)
             .expect("a registrar always holds a general downloader")
     }
 
@@ -165,7 +202,7 @@ impl Registrar {
             return Some(self.pick());
         }
         let active = self.active.read().unwrap_or_else(|p| p.into_inner());
-        active.iter().filter(|r| r.goes_through(proxies)).min_by_key(|r| (self.score)(&r.load())).cloned()
+        lowest(active.iter().filter(|r| r.goes_through(proxies)), &self.score, Registered::load)
     }
 
     /// Adds a general downloader.
@@ -236,8 +273,7 @@ impl Registrar {
 }
 
 fn wrap(downloader: Downloader, general: bool) -> Arc<Registered> {
-    let none = RecentErrors { value: 0.0, at: Instant::now() };
-    Arc::new(Registered { downloader, recent_errors: Mutex::new(none), general })
+    Arc::new(Registered { downloader, recent_errors: RecentErrors::new(), general })
 }
 
 #[cfg(test)]
@@ -251,21 +287,15 @@ mod tests {
         Registrar::new(vec![d(1), d(2)])
     }
 
-    /// Moves every recorded error of `r` back in time by `ago`.
-    fn age(r: &Registered, ago: Duration) {
-        let mut e = r.recent_errors.lock().unwrap();
-        e.at = e.at.checked_sub(ago).expect("the machine has been up longer than that");
-    }
-
     #[test]
     fn recent_errors_halve_every_half_life() {
         let now = Instant::now();
-        let e = RecentErrors { value: 8.0, at: now };
+        let e = Mark { value: 8.0, at: now };
         assert_eq!(e.at(now), 8.0);
         assert!((e.at(now + ERROR_HALF_LIFE) - 4.0).abs() < 1e-9);
         assert!((e.at(now + ERROR_HALF_LIFE * 3) - 1.0).abs() < 1e-9);
         // A moment before `at` (another thread's record) counts as no time at all.
-        assert_eq!(RecentErrors { value: 2.0, at: now + ERROR_HALF_LIFE }.at(now), 2.0);
+        assert_eq!(Mark { value: 2.0, at: now + ERROR_HALF_LIFE }.at(now), 2.0);
     }
 
     #[test]
@@ -279,7 +309,7 @@ mod tests {
         assert_ne!(other.downloader.id(), first.downloader.id(), "the failing one is left alone");
         // Nothing is recorded for ten half-lives: the first one's errors are all but gone, so
         // it wins the tie again (the first on ties) and is tried.
-        age(&first, ERROR_HALF_LIFE * 10);
+        first.recent_errors.age(ERROR_HALF_LIFE * 10);
         assert!(first.load().recent_errors < 0.01, "{}", first.load().recent_errors);
         assert_eq!(registrar.pick().downloader.id(), first.downloader.id());
     }

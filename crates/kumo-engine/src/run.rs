@@ -22,12 +22,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use kumo_core::{Fingerprint, ModuleCounters, ModuleId, ModuleKind, Request, RequestKind, SkipReason};
+use kumo_core::{Fingerprint, Request, RequestKind, SkipReason};
 use kumo_frontier::{Frontier, Scope};
 use kumo_pipeline::{ItemJournal, Pipeline};
 use tokio::sync::{mpsc, watch};
 
-use crate::analyze::Analyzer;
+use crate::analyzer_registrar::AnalyzerRegistrar;
 use crate::live::{CrawlTotals, Live, LiveHost, RecentFailures};
 use crate::pauses::HostPauses;
 use crate::registrar::Registrar;
@@ -48,8 +48,8 @@ pub(crate) struct Parts {
     pub registrar: Arc<Registrar>,
     /// `None` when robots.txt is ignored.
     pub robots: Option<Arc<RobotsCache>>,
-    pub analyzer: Arc<dyn Analyzer>,
-    pub analyzer_modules: Vec<Arc<AnalyzerModule>>,
+    /// The registered analyzers the parser tasks hand pages to.
+    pub analyzers: Arc<AnalyzerRegistrar>,
     /// Taken by a run and put back at its end. A mutex only so `Parts` (and so the engine,
     /// which keeps it between runs) is `Sync`: a pipeline's sinks are only `Send`.
     pub pipeline: std::sync::Mutex<Option<Pipeline>>,
@@ -118,21 +118,6 @@ impl Parts {
     /// a shared crawl's totals as last added up.
     pub fn live(&self, summary: Summary, hosts: Vec<LiveHost>, crawl: Option<CrawlTotals>) -> Live {
         Live { summary, hosts, recent_failures: self.recent_failures.list(), crawl }
-    }
-}
-
-/// One parser task's identity and counters.
-pub(crate) struct AnalyzerModule {
-    pub id: ModuleId,
-    pub counters: ModuleCounters,
-}
-
-impl AnalyzerModule {
-    pub fn new(serial: u64) -> Self {
-        AnalyzerModule {
-            id: ModuleId::new(ModuleKind::Analyzer, serial),
-            counters: ModuleCounters::default(),
-        }
     }
 }
 

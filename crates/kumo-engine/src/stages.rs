@@ -13,11 +13,11 @@ use kumo_warc::{Records, Revisit};
 use tokio::sync::mpsc;
 
 use crate::analyze::{Analysis, Analyzer, ScriptFailure};
+use crate::analyzer_registrar::{AnalyzerRegistrar, RegisteredAnalyzer};
 use crate::archive;
 use crate::buffers::Gauged;
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
-use crate::run::AnalyzerModule;
 use crate::{CrawlConfig, CrawlError, ErrorStream, Visit};
 
 /// A download handed from a downloader task to the parsers.
@@ -315,7 +315,8 @@ pub(crate) async fn download_task(
 pub(crate) struct ParseStage {
     pub cfg: Arc<CrawlConfig>,
     pub scope: Arc<Scope>,
-    pub analyzer: Arc<dyn Analyzer>,
+    /// The registered analyzers; each page goes to the one with the best score.
+    pub analyzers: Arc<AnalyzerRegistrar>,
     /// Asked only which links it knows already (see [`Frontier::known`]).
     pub frontier: Arc<dyn Frontier>,
     pub errors: Arc<ErrorStream>,
@@ -327,7 +328,6 @@ pub(crate) struct ParseStage {
 /// Runs one parser task until the fetched channel closes.
 pub(crate) async fn parse_task(
     stage: Arc<ParseStage>,
-    module: Arc<AnalyzerModule>,
     fetched: async_channel::Receiver<Fetched>,
     results: Gauged<mpsc::Sender<PageResult>>,
 ) {
@@ -344,7 +344,7 @@ pub(crate) async fn parse_task(
         let outcome = match f.result {
             Ok(resp) => {
                 let mut outlinks = record.map(|_| Vec::new());
-                let outcome = stage.analyze(&module, &resp, outlinks.as_mut());
+                let outcome = stage.analyze(&resp, outlinks.as_mut());
                 if let Some(opts) = record {
                     let links = outlinks.unwrap_or_default();
                     archive.extend(archive::records(opts, &resp, &links, revisit_of(&outcome)));
@@ -366,30 +366,30 @@ pub(crate) async fn parse_task(
     }
 }
 
+/// What a page asked again held when it was last fetched: its body's hash and size, and its
+/// re-visit interval.
+type Known = (u64, u64, u64);
+
 impl ParseStage {
     /// The analyzer's say on each admitted link the frontier does not know yet; the known ones
     /// are kept as they are, for the commit to count as seen.
     fn steer(
         &self,
+        analyzer: &dyn Analyzer,
         resp: &Response,
         discovered: &mut Vec<(Fingerprint, Request)>,
         failures: &mut Vec<ScriptFailure>,
     ) {
         let fps: Vec<Fingerprint> = discovered.iter().map(|(fp, _)| *fp).collect();
         let mut known = self.frontier.known(&fps).into_iter();
-        discovered.retain_mut(|(_, req)| {
-            known.next().unwrap_or(false) || self.analyzer.steer_link(resp, req, failures)
-        });
+        discovered
+            .retain_mut(|(_, req)| known.next().unwrap_or(false) || analyzer.steer_link(resp, req, failures));
     }
 
     /// What `resp` holds for the crawl; the links found on it go to `outlinks` as well when
-    /// it is given (for the archive).
-    fn analyze(
-        &self,
-        module: &AnalyzerModule,
-        resp: &Response,
-        outlinks: Option<&mut Vec<String>>,
-    ) -> Outcome {
+    /// it is given (for the archive). The page goes to the registered analyzer with the best
+    /// score, and counts on it.
+    fn analyze(&self, resp: &Response, outlinks: Option<&mut Vec<String>>) -> Outcome {
         self.cfg.listeners.after_fetch(resp);
         let status = resp.status.as_u16();
         if is_retryable_status(status) {
@@ -397,52 +397,28 @@ impl ParseStage {
             let retry_after = retry_after(resp);
             return Outcome::RetryableStatus { status, retry_after, request: Box::new(resp.request.clone()) };
         }
-        module.counters.called();
-        module.counters.accepted();
+        let module = self.analyzers.pick();
+        module.begin();
         let known = match resp.request.kind {
             RequestKind::Revisit { hash, bytes, interval_ms } => Some((hash, bytes, interval_ms)),
             _ => None,
         };
         let hash = (self.cfg.keep_pages || known.is_some()).then(|| xxhash_rust::xxh3::xxh3_64(&resp.body));
-        // A page asked again that has not changed is not parsed: its links and items are
-        // those of its last fetch.
-        if let Some((was, bytes, interval_ms)) = known {
-            let same_body = resp.status.is_success() && hash == Some(was);
-            if status == 304 || (same_body && !self.cfg.emit_unchanged) {
-                module.counters.finished(true);
-                let saved = if status == 304 { bytes } else { 0 };
-                // Written again when it holds something new: a same body's validators, or,
-                // when pages have re-visit intervals, when it was checked and its next interval.
-                let visit = Visit::Again { interval: Duration::from_millis(interval_ms), changed: false };
-                let page = (same_body || !self.cfg.revisit.every_run())
-                    .then(|| self.page_record(resp, was, bytes, visit));
-                let outcome = Outcome::Page {
-                    status,
-                    bytes: resp.body.len() as u64,
-                    discovered: Vec::new(),
-                    items: Vec::new(),
-                    skips: Vec::new(),
-                    errors: Vec::new(),
-                    script_hooks: Vec::new(),
-                    failure: None,
-                    shape: None,
-                    page,
-                    change: Some(Change::Unchanged { saved }),
-                };
-                return outcome;
-            }
+        if let Some(unchanged) = self.unchanged(resp, known, hash) {
+            module.finish_unanalyzed();
+            return unchanged;
         }
         let mut discovered = Vec::new();
         let mut skips = Vec::new();
         let mut errors = Vec::new();
         let analysis = match resp.request.kind {
             RequestKind::Sitemap { nesting } if resp.status.is_success() => {
-                self.sitemap(module, resp, nesting, &mut errors)
+                self.sitemap(&module, resp, nesting, &mut errors)
             }
-            _ => self.analyzer.analyze(resp),
+            _ => module.analyzer().analyze(resp),
         };
         for issue in analysis.issues {
-            self.report(module, resp, ErrorKind::Content, issue, &mut errors);
+            self.report(&module, resp, ErrorKind::Content, issue, &mut errors);
         }
         let mut script_failures = analysis.script_errors;
         if let Some(out) = outlinks {
@@ -451,12 +427,12 @@ impl ParseStage {
         for req in analysis.requests {
             admit(&self.scope, &self.cfg, req, &mut discovered, &mut skips);
         }
-        if self.analyzer.steers_links() {
-            self.steer(resp, &mut discovered, &mut script_failures);
+        if module.analyzer().steers_links() {
+            self.steer(module.analyzer(), resp, &mut discovered, &mut script_failures);
         }
         let extract_failure = analysis.extract_errors.first().cloned();
         for message in analysis.extract_errors {
-            self.report(module, resp, ErrorKind::Extract, message, &mut errors);
+            self.report(&module, resp, ErrorKind::Extract, message, &mut errors);
         }
         let mut script_hooks = Vec::with_capacity(script_failures.len());
         // The first failed call names the page's failure; each is reported.
@@ -465,43 +441,15 @@ impl ParseStage {
         for failure in script_failures {
             script_hooks.push(failure.hook);
             script_failure.get_or_insert_with(|| failure.message.clone());
-            self.report(module, resp, ErrorKind::Script, failure.message, &mut errors);
+            self.report(&module, resp, ErrorKind::Script, failure.message, &mut errors);
         }
         self.cfg.listeners.links_found(&resp.request, &discovered);
         if !analysis.items.is_empty() {
             self.cfg.listeners.target_page(resp);
         }
-        // A redirect is a new request (same depth) that goes through scope and
-        // de-duplication like any link, so every hop is checked; one that cannot be followed
-        // fails its request (the failure list says why).
-        let mut failure = None;
-        match resp.redirect_location() {
-            Some(Ok(target)) => {
-                let before = skips.len();
-                admit(
-                    &self.scope,
-                    &self.cfg,
-                    resp.request.redirect_to(target.clone()),
-                    &mut discovered,
-                    &mut skips,
-                );
-                if skips[before..] == [SkipReason::TooManyRedirects] {
-                    skips.truncate(before);
-                    let message = format!(
-                        "redirect chain cut after {} redirects (next: {})",
-                        resp.request.redirects,
-                        crate::analyze::shown(&target)
-                    );
-                    failure = Some(message);
-                }
-            }
-            Some(Err(e)) => {
-                let message = e.to_string();
-                self.report(module, resp, ErrorKind::BadRedirect, message.clone(), &mut errors);
-                failure = Some(message);
-            }
-            None => {}
-        }
+        let failure = self.redirect(&module, resp, &mut discovered, &mut skips, &mut errors);
+        // The analyzer's own failures count against it (`analyzer_registrar.rs`).
+        module.finish(script_failure.is_some() || extract_failure.is_some());
         let mut items = analysis.items;
         let failure = crate::analyze::page_failure(
             failure,
@@ -517,8 +465,6 @@ impl ParseStage {
                 attempts: resp.request.retries + 1,
             })
         });
-        module.counters.finished(true);
-        let bytes = resp.body.len() as u64;
         let deep = resp.request.depth > self.cfg.trap_warn_depth;
         let shape = (self.cfg.trap_warn_pages != 0 && deep).then(|| crate::traps::shape(&resp.url));
         let page = match hash {
@@ -527,23 +473,13 @@ impl ParseStage {
                     interval: Duration::from_millis(interval_ms),
                     changed: h != was,
                 });
-                Some(self.page_record(resp, h, bytes, visit))
+                Some(self.page_record(resp, h, resp.body.len() as u64, visit))
             }
             _ => None,
         };
-        let change = match (known, status) {
-            (None, _) if resp.status.is_success() => Some(Change::New),
-            (None, _) => None,
-            (Some(_), 404 | 410) => Some(Change::Gone),
-            // Parsed again although the same (`emit_unchanged`).
-            (Some((was, _, _)), _) if resp.status.is_success() && hash == Some(was) => {
-                Some(Change::Unchanged { saved: 0 })
-            }
-            (Some(_), _) => Some(Change::Changed),
-        };
         Outcome::Page {
             status,
-            bytes,
+            bytes: resp.body.len() as u64,
             discovered,
             items,
             skips,
@@ -552,7 +488,70 @@ impl ParseStage {
             failure,
             shape,
             page,
-            change,
+            change: change_of(resp, known, hash),
+        }
+    }
+
+    /// A page asked again that has not changed is not parsed: its links and items are those
+    /// of its last fetch. `None` when it must be parsed.
+    fn unchanged(&self, resp: &Response, known: Option<Known>, hash: Option<u64>) -> Option<Outcome> {
+        let (was, bytes, interval_ms) = known?;
+        let status = resp.status.as_u16();
+        let same_body = resp.status.is_success() && hash == Some(was);
+        if status != 304 && (!same_body || self.cfg.emit_unchanged) {
+            return None;
+        }
+        let saved = if status == 304 { bytes } else { 0 };
+        // Written again when it holds something new: a same body's validators, or, when pages
+        // have re-visit intervals, when it was checked and its next interval.
+        let visit = Visit::Again { interval: Duration::from_millis(interval_ms), changed: false };
+        let page =
+            (same_body || !self.cfg.revisit.every_run()).then(|| self.page_record(resp, was, bytes, visit));
+        Some(Outcome::Page {
+            status,
+            bytes: resp.body.len() as u64,
+            discovered: Vec::new(),
+            items: Vec::new(),
+            skips: Vec::new(),
+            errors: Vec::new(),
+            script_hooks: Vec::new(),
+            failure: None,
+            shape: None,
+            page,
+            change: Some(Change::Unchanged { saved }),
+        })
+    }
+
+    /// A redirect is a new request (same depth) that goes through scope and de-duplication
+    /// like any link, so every hop is checked; one that cannot be followed fails its request
+    /// (the failure list says why): its message is returned.
+    fn redirect(
+        &self,
+        module: &RegisteredAnalyzer,
+        resp: &Response,
+        discovered: &mut Vec<(Fingerprint, Request)>,
+        skips: &mut Vec<SkipReason>,
+        errors: &mut Vec<ErrorKind>,
+    ) -> Option<String> {
+        match resp.redirect_location()? {
+            Ok(target) => {
+                let before = skips.len();
+                admit(&self.scope, &self.cfg, resp.request.redirect_to(target.clone()), discovered, skips);
+                if skips[before..] != [SkipReason::TooManyRedirects] {
+                    return None;
+                }
+                skips.truncate(before);
+                Some(format!(
+                    "redirect chain cut after {} redirects (next: {})",
+                    resp.request.redirects,
+                    crate::analyze::shown(&target)
+                ))
+            }
+            Err(e) => {
+                let message = e.to_string();
+                self.report(module, resp, ErrorKind::BadRedirect, message.clone(), errors);
+                Some(message)
+            }
         }
     }
 }
@@ -585,7 +584,7 @@ impl ParseStage {
     /// joins `errors`, the page's list for the summary.
     fn report(
         &self,
-        module: &AnalyzerModule,
+        module: &RegisteredAnalyzer,
         resp: &Response,
         kind: ErrorKind,
         message: String,
@@ -595,7 +594,7 @@ impl ParseStage {
         let error = CrawlError {
             stage: Stage::Parser,
             kind,
-            module: Some(module.id.clone()),
+            module: Some(module.id().clone()),
             url: Some(resp.url.to_string()),
             message,
         };
@@ -607,7 +606,7 @@ impl ParseStage {
     /// or, from an index, more sitemaps, at most `MAX_SITEMAP_NESTING` indexes deep.
     fn sitemap(
         &self,
-        module: &AnalyzerModule,
+        module: &RegisteredAnalyzer,
         resp: &Response,
         nesting: u8,
         errors: &mut Vec<ErrorKind>,
@@ -644,6 +643,19 @@ impl ParseStage {
             out.requests.push(r);
         }
         out
+    }
+}
+
+/// What a re-crawl makes of a parsed page (`None` on a first crawl's failed answer).
+fn change_of(resp: &Response, known: Option<Known>, hash: Option<u64>) -> Option<Change> {
+    let ok = resp.status.is_success();
+    match (known, resp.status.as_u16()) {
+        (None, _) if ok => Some(Change::New),
+        (None, _) => None,
+        (Some(_), 404 | 410) => Some(Change::Gone),
+        // Parsed again although the same (`emit_unchanged`).
+        (Some((was, _, _)), _) if ok && hash == Some(was) => Some(Change::Unchanged { saved: 0 }),
+        (Some(_), _) => Some(Change::Changed),
     }
 }
 

@@ -1,14 +1,20 @@
 //! Several downloaders, one per proxy, chosen by score: a failing proxy ends up with the
 //! fewest requests, and a downloader can be unregistered while the crawl runs. Proxies per
-//! limit rule: a host whose rule names a proxy is fetched only through it.
+//! limit rule: a host whose rule names a proxy is fetched only through it. Several analyzers,
+//! chosen by score for each page: a slow or failing one ends up with the fewest pages.
 
 mod common;
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{config, frontier};
-use kumo_engine::{Engine, RegistrarError};
+use kumo_core::{CounterSnapshot, Item, Response};
+use kumo_engine::{
+    Analysis, Analyzer, CrawlConfig, Engine, EngineError, ModuleLoad, PageAnalyzer, RegistrarError,
+    ScriptFailure, Summary,
+};
 use kumo_frontier::{HostPolicy, HostRule};
 use kumo_pipeline::CollectSink;
 use kumo_testsite::{Fixture, ForwardProxy, ServerBuilder, SiteConfig, TestServer};
@@ -148,4 +154,116 @@ async fn rule_proxies_and_crawl_proxies_stay_apart() {
     assert_eq!(relayed_only_to(&ruled, &a), a.hit_count(), "a only through its rule's proxy");
     assert_eq!(relayed_only_to(&general, &b), b.hit_count(), "b through the crawl's proxy");
     assert_eq!((a.hit_count(), b.hit_count()), (6, 6));
+}
+
+/// The default analyzer, slowed down: it sleeps a little on every page (in the parser task
+/// that called it, as a heavy analysis would hold it).
+struct Slow;
+
+impl Analyzer for Slow {
+    fn analyze(&self, resp: &Response) -> Analysis {
+        std::thread::sleep(Duration::from_millis(20));
+        PageAnalyzer.analyze(resp)
+    }
+}
+
+/// The default analyzer whose script hook fails on every page.
+struct Failing;
+
+impl Analyzer for Failing {
+    fn analyze(&self, resp: &Response) -> Analysis {
+        let mut analysis = PageAnalyzer.analyze(resp);
+        analysis.script_errors.push(ScriptFailure { hook: "item", message: "boom".into() });
+        analysis
+    }
+}
+
+/// Crawls `cfg` with `analyzers` registered; the summary and the records.
+async fn crawl_with(cfg: CrawlConfig, analyzers: Vec<Arc<dyn Analyzer>>) -> (Summary, Vec<Item>) {
+    let sink = CollectSink::new();
+    let mut engine = Engine::new();
+    engine.init_with_analyzers(cfg.clone(), frontier(&cfg), vec![Box::new(sink.clone())], analyzers).unwrap();
+    engine.start().await.unwrap();
+    let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    (summary, sink.snapshot())
+}
+
+/// The counters of the two analyzers of `summary`, checked to be `A1` and `A2` with a score.
+fn two_analyzers(summary: &Summary) -> (CounterSnapshot, CounterSnapshot) {
+    let a = &summary.modules.analyzers;
+    let ids: Vec<String> = a.iter().map(|m| m.id.to_string()).collect();
+    assert_eq!(ids, ["A1", "A2"], "one line per registered analyzer, not per parser task");
+    assert!(
+        a.iter().all(|m| m.extra["score"].is_u64()),
+        "{:?}",
+        a.iter().map(|m| &m.extra).collect::<Vec<_>>()
+    );
+    (a[0].counts, a[1].counts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_analyzer_gets_fewer_pages() {
+    let site = SiteConfig { pages: 100, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    // The slow one first: it wins every tie, so it loses pages only by its score.
+    let (summary, items) =
+        crawl_with(config(&server.url("/index.html")), vec![Arc::new(Slow), Arc::new(PageAnalyzer)]).await;
+
+    assert_eq!(items.len(), truth.unique_urls, "every page analyzed, none twice");
+    let (slow, fast) = two_analyzers(&summary);
+    assert_eq!(slow.called + fast.called, summary.pages, "each page counted on one analyzer");
+    assert_eq!(summary.pages, truth.unique_urls as u64);
+    assert!(slow.called > 0, "the slow one took its share while idle");
+    assert!(fast.called > slow.called, "slow {slow:?}, fast {fast:?}");
+    assert_eq!((slow.completed, fast.completed), (slow.called, fast.called), "no analysis failed");
+    assert_eq!((slow.handling, fast.handling), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_analyzer_is_soon_left_alone() {
+    let site = SiteConfig { pages: 100, ..Default::default() };
+    let truth = site.ground_truth();
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let cfg = config(&server.url("/index.html"));
+    let parsers = cfg.parsers as u64;
+    let (summary, items) = crawl_with(cfg, vec![Arc::new(Failing), Arc::new(PageAnalyzer)]).await;
+
+    let (failing, good) = two_analyzers(&summary);
+    assert_eq!(failing.called + good.called, summary.pages, "each page counted on one analyzer");
+    assert_eq!(summary.pages, truth.unique_urls as u64, "a failed page's links are followed all the same");
+    // Only the pages picked before its first failure was recorded: one a parser task at most.
+    assert!((1..=parsers).contains(&failing.called), "failing {failing:?}, good {good:?}");
+    assert_eq!(failing.completed, 0, "every analysis of it failed");
+    assert_eq!(good.completed, good.called);
+    assert_eq!(summary.failed, failing.called, "its pages failed as script errors");
+    assert_eq!(summary.script_errors["item"], failing.called);
+    assert_eq!(items.len() as u64, good.called, "a failed page's records are not written");
+    let score = |i: usize| summary.modules.analyzers[i].extra["score"].as_u64().unwrap();
+    assert!(score(0) > score(1), "its errors weigh on its score: {} vs {}", score(0), score(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_analyzers_score_can_be_replaced_and_an_empty_list_is_refused() {
+    let site = SiteConfig { pages: 60, ..Default::default() };
+    let server = ServerBuilder::new().synthetic(site).start().await.unwrap();
+    let cfg = config(&server.url("/index.html"));
+    let mut engine = Engine::new();
+    let refused = engine.init_with_analyzers(cfg.clone(), frontier(&cfg), Vec::new(), Vec::new());
+    assert!(matches!(refused, Err(EngineError::NoAnalyzer)), "{refused:?}");
+
+    // Pages taken so far: each page goes to the analyzer that took the fewest, in turn.
+    let mut engine = Engine::new().with_analyzer_score(Arc::new(|l: &ModuleLoad| l.counts.called));
+    let analyzers: Vec<Arc<dyn Analyzer>> = vec![Arc::new(PageAnalyzer), Arc::new(PageAnalyzer)];
+    let sinks: Vec<Box<dyn kumo_pipeline::Sink>> = vec![Box::new(CollectSink::new())];
+    engine.init_with_analyzers(cfg.clone(), frontier(&cfg), sinks, analyzers).unwrap();
+    engine.start().await.unwrap();
+    let summary = tokio::time::timeout(Duration::from_secs(60), engine.wait()).await.unwrap().unwrap();
+    let (first, second) = two_analyzers(&summary);
+    assert_eq!(first.called + second.called, summary.pages);
+    // Two parser tasks picking at once may both take the same one: never more apart than that.
+    assert!(first.called.abs_diff(second.called) <= cfg.parsers as u64, "{first:?} {second:?}");
+    for (m, counts) in summary.modules.analyzers.iter().zip([first, second]) {
+        assert_eq!(m.extra["score"], counts.called, "the summary shows the score in use");
+    }
 }

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kumo_core::ModuleSummary;
 use kumo_frontier::FrontierStats;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -130,15 +129,7 @@ pub(super) fn summary_of(
         buffers: Vec::new(),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
-            analyzers: parts
-                .analyzer_modules
-                .iter()
-                .map(|m| ModuleSummary {
-                    id: m.id.clone(),
-                    counts: m.counters.snapshot(),
-                    extra: serde_json::Value::Null,
-                })
-                .collect(),
+            analyzers: parts.analyzers.summaries(),
             pipelines: Vec::new(),
         },
     }

@@ -41,7 +41,7 @@ impl Workers {
     /// Opens the channels and starts the parser tasks; download tasks start as leases go out.
     pub fn start(parts: &Parts) -> Self {
         let cfg = parts.cfg.clone();
-        let (concurrency, parsers) = (cfg.concurrency, parts.analyzer_modules.len());
+        let (concurrency, parsers) = (cfg.concurrency, cfg.parser_count());
         let (lease_tx, lease_rx) = async_channel::unbounded::<Lease>();
         let leases = Gauged::new_async("leases", lease_tx, concurrency);
         let (fetched_tx, fetched_rx) = async_channel::bounded::<Fetched>(parsers * 4);
@@ -57,7 +57,7 @@ impl Workers {
         let parse = Arc::new(ParseStage {
             cfg: cfg.clone(),
             scope: parts.scope.clone(),
-            analyzer: parts.analyzer.clone(),
+            analyzers: parts.analyzers.clone(),
             frontier: parts.frontier.clone(),
             errors: parts.errors.clone(),
             round_ms: u64::try_from(
@@ -70,10 +70,8 @@ impl Workers {
             .unwrap_or(u64::MAX),
         });
         let mut tasks = JoinSet::new();
-        for module in &parts.analyzer_modules {
-            let task =
-                stages::parse_task(parse.clone(), module.clone(), fetched_rx.clone(), result_tx.clone());
-            tasks.spawn(task);
+        for _ in 0..parsers {
+            tasks.spawn(stages::parse_task(parse.clone(), fetched_rx.clone(), result_tx.clone()));
         }
         let spawner = Spawner { stage, leases: lease_rx, fetched, results: result_tx };
         Workers { leases, spawner, downloaders: 0, tasks, results }
