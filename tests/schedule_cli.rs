@@ -162,9 +162,11 @@ async fn max_pages_counts_per_run() {
     let cfg = SiteConfig { pages: 60, page_bytes: 1_000, validators: true, ..SiteConfig::default() };
     let server = ServerBuilder::new().synthetic(cfg).start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let spider = scheduled_shop(&server, "max_pages = 10\nconcurrency = 4", "every = \"1s\"\ntimes = 3");
+    // The command line's --max-pages holds over the file's, as crawl settings do.
+    let spider = scheduled_shop(&server, "max_pages = 50\nconcurrency = 4", "every = \"1s\"\ntimes = 3");
     std::fs::write(dir.path().join("shop.toml"), spider).unwrap();
-    let out = kumo_in(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl"]).await;
+    let out =
+        kumo_in(dir.path(), &["run", "shop.toml", "--summary-json", "runs.jsonl", "--max-pages", "10"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let runs = lines(&dir.path().join("runs.jsonl"));
     assert_eq!(runs.len(), 3, "{runs:?}");

@@ -119,6 +119,9 @@ pub struct RunArgs {
     pub failure_threshold: f64,
     #[command(flatten)]
     pub redis: super::redis_args::RedisArgs,
+    /// Crawl settings over every site's own (as `kumo crawl FILE.toml` takes them).
+    #[command(flatten)]
+    pub settings: kumo_settings::SettingArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -112,8 +112,14 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     outcome::check_threshold(a.failure_threshold).map_err(usage)?;
     let state =
         StateArgs { dir: a.state.clone(), fsync: a.fsync, redis: a.redis.clone(), ..Default::default() };
-    let opts =
-        LoadOptions { base: a.seed_base.clone(), script_ceiling: a.script.ceiling(), ..Default::default() };
+    let opts = LoadOptions {
+        base: a.seed_base.clone(),
+        script_ceiling: a.script.ceiling(),
+        flags: Some(a.settings.layer.clone()),
+    };
+    for warning in a.settings.layer.warnings() {
+        tracing::warn!("{warning}");
+    }
     let sites = load_sites(&a.paths, &opts, &state)?;
     // One daemon per spider file: a second one is refused before it touches any state.
     let mut locks = Vec::new();
