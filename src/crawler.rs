@@ -160,9 +160,7 @@ impl Crawler {
 
     /// Runs the crawl to its end (or its limits) and returns its summary.
     pub async fn run(self) -> Result<Summary, CrawlerError> {
-        let mut crawl = self.build().await?;
-        crawl.start().await?;
-        crawl.wait().await
+        self.build().await?.run(None).await
     }
 }
 
@@ -238,6 +236,17 @@ impl Crawl {
 
     pub async fn start(&mut self) -> Result<(), CrawlerError> {
         Ok(self.engine.start().await?)
+    }
+
+    /// Runs the crawl to its end (see [`Engine::run`]), passing on the stop requests sent on
+    /// `stop`, then leaves its state as [`Crawl::wait`] does.
+    pub async fn run(
+        mut self,
+        stop: Option<tokio::sync::watch::Receiver<Option<kumo_engine::StopMode>>>,
+    ) -> Result<Summary, CrawlerError> {
+        let summary = self.engine.run(stop).await;
+        self.opened.close().await;
+        Ok(summary?)
     }
 
     /// Waits for the crawl's end, then leaves its state (a crawl in Redis: what this worker

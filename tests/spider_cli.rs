@@ -146,23 +146,22 @@ async fn a_spider_file_sets_what_the_command_line_can() {
     use kumo_testsite::{Fixture, SiteConfig};
     let page = Fixture::html;
     let unavailable = || Fixture::status(503, "busy");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let base = format!("http://127.0.0.1:{port}");
-    let sitemap = format!(
-        "<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'><url><loc>{base}/mapped</loc></url></urlset>"
-    );
+    // A relative <loc> is read against the sitemap's own URL: the server's port need not be
+    // known before it starts.
+    let sitemap =
+        "<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'><url><loc>/mapped</loc></url></urlset>";
     let server = ServerBuilder::new()
-        .port(port)
         .synthetic(SiteConfig { pages: 40, ..Default::default() })
         .fixture("/start", page("<a href='/a?ref=1'>1</a> <a href='/a?ref=2'>2</a> <a href='/flaky'>f</a> <a href='/slow'>s</a>"))
         .fixture("/a", page("a"))
         .fixture_sequence("/flaky", vec![unavailable(), unavailable(), unavailable(), page("at last")])
         .fixture("/slow", page("late").latency(std::time::Duration::from_secs(3)))
-        .fixture("/sitemap.xml", Fixture::html(&sitemap))
+        .fixture("/sitemap.xml", Fixture::html(sitemap))
         .fixture("/mapped", page("from the sitemap"))
         .start()
         .await
         .unwrap();
+    let base = server.base_url();
     let dir = tempfile::tempdir().unwrap();
     let spider = dir.path().join("settings.toml");
     let file = [

@@ -128,8 +128,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     };
     let (cpu0, site0) = now();
     engine.init(cfg.clone(), frontier.clone(), vec![Box::new(sink)])?;
-    engine.start().await?;
-    let summary = engine.wait().await?;
+    let summary = engine.run(None).await?;
     let (cpu1, site1) = now();
     let (cpu_split, site_cpu) = (cpu1.since(cpu0), site1.since(site0));
     let cpu = cpu_split.total();
@@ -145,8 +144,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             let mut engine = Engine::new().with_journal(store.clone());
             let (cpu0, site0) = now();
             engine.init(cfg, frontier.clone(), vec![Box::new(sink)])?;
-            engine.start().await?;
-            let again = engine.wait().await?;
+            let again = engine.run(None).await?;
             let (cpu1, site1) = now();
             Some((asked, again, cpu1.since(cpu0), site1.since(site0)))
         }

@@ -37,8 +37,7 @@ async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<Sample> {
     };
     let scraper = server.as_ref().map(|s| tokio::spawn(scrape_every_second(s.addr())));
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    engine.start().await?;
-    let summary = engine.wait().await?;
+    let summary = engine.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     if let Some(s) = scraper {
         s.abort();

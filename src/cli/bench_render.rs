@@ -25,8 +25,7 @@ pub async fn compare(cfg: &CrawlConfig, base: &str, plain: &Summary) -> Result<S
     let peak = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let watch = tokio::spawn(watch_browser(renderer.clone(), peak.clone(), done.clone()));
-    engine.start().await?;
-    let summary = engine.wait().await?;
+    let summary = engine.run(None).await?;
     done.store(true, Ordering::Relaxed);
     let _ = watch.await;
     let ratio = summary.pages_per_sec / plain.pages_per_sec.max(f64::MIN_POSITIVE);

@@ -57,8 +57,7 @@ async fn crawl(cfg: &CrawlConfig, site: &SiteSpec) -> Result<Sample> {
     let mut engine = Engine::new();
     engine.init_with(cfg.clone(), frontier, vec![Box::new(sink)], site.spider.clone())?;
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    engine.start().await?;
-    let summary = engine.wait().await?;
+    let summary = engine.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     anyhow::ensure!(summary.errors.is_empty(), "the hooks failed: {:?}", summary.errors);
     Ok(Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / summary.pages.max(1) as f64 * 1e6 })

@@ -54,8 +54,7 @@ async fn crawl(cfg: &CrawlConfig, archived: Option<u32>) -> Result<(Sample, Opti
     let mut engine = Engine::new();
     engine.init(cfg, frontier, vec![Box::new(sink)])?;
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    engine.start().await?;
-    let summary = engine.wait().await?;
+    let summary = engine.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     let pages = summary.pages.max(1) as f64;
     let sample = Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / pages * 1e6 };

@@ -180,12 +180,8 @@ async fn crawl(
     // Before the start, which may take a while (resuming replays the items not yet written):
     // a signal then is kept and stops the crawl as soon as it runs.
     let stop = super::interrupt::stop_requests()?;
-    engine.start().await?;
-    tracing::info!("crawl started");
-    tokio::spawn(engine.stopper().follow(stop));
-
     let bar = (!a.no_progress && !super::logging::quiet()).then(|| ProgressBar::start(engine.progress()));
-    let summary = engine.wait().await;
+    let summary = engine.run(Some(stop)).await;
     opened.close().await;
     let summary = summary?;
     if let Some(b) = bar {

@@ -476,6 +476,22 @@ impl Engine {
         self.parts = Some(parts);
         Ok(summary)
     }
+
+    /// Starts an initialized engine, passes on the stop requests sent on `stop` (a signal
+    /// handler's) while it runs, and waits for its summary: the one place a crawl's run is
+    /// driven from start to end, for the command, spider files, the benches and the library.
+    pub async fn run(
+        &mut self,
+        stop: Option<watch::Receiver<Option<StopMode>>>,
+    ) -> Result<Summary, EngineError> {
+        self.start().await?;
+        let relay = stop.map(|stop| tokio::spawn(self.stopper().follow(stop)));
+        let summary = self.wait().await;
+        if let Some(r) = relay {
+            r.abort();
+        }
+        summary
+    }
 }
 
 /// Opens the WARC files of a crawl that archives, where its last commit left them (cut back

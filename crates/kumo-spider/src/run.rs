@@ -145,13 +145,7 @@ pub async fn run_site_in(
     if let Some(f) = on_engine {
         f(&site.name, &engine);
     }
-    engine.start().await?;
-    let relay = stop.map(|stop| tokio::spawn(engine.stopper().follow(stop)));
-    let summary = engine.wait().await;
-    if let Some(r) = relay {
-        r.abort();
-    }
-    summary
+    engine.run(stop).await
 }
 
 /// Runs every site at once, each on its own state; results in the order given.

@@ -46,8 +46,7 @@ pub async fn crawl(
     let sink = ProcessingSink::new(processors, sinks, fail_fast);
     let mut engine = Engine::new();
     engine.init_with(cfg, frontier, vec![Box::new(sink)], analyzer)?;
-    engine.start().await?;
-    engine.wait().await
+    engine.run(None).await
 }
 
 /// Crawls with `spider`: its start URLs replace `cfg.seeds`.
