@@ -18,6 +18,10 @@
 //! [`HostileSite`] runs several such servers (and one that speaks broken HTTP) as a synthetic
 //! site salted with the faults of the real web, with the ground truth of a correct crawl.
 //!
+//! [`DnsServer`] answers DNS queries on a loopback UDP port from a [`DnsZone`] (addresses,
+//! NXDOMAIN, NODATA, silence, SERVFAIL, delays) and logs them: the name server of a synthetic
+//! web of many host names.
+//!
 //! Every request is counted; with recording on (the default) each one is also logged as a
 //! [`Hit`]. Benchmarks turn recording off so the server never takes a lock.
 //!
@@ -45,6 +49,7 @@
 
 mod body;
 mod directory;
+mod dns;
 mod fixture;
 mod hostile;
 mod proxy;
@@ -55,6 +60,7 @@ pub mod services;
 mod synthetic;
 mod tls;
 
+pub use dns::{DnsBehaviour, DnsQuery, DnsServer, DnsZone};
 pub use fixture::Fixture;
 pub use hostile::{HostileConfig, HostileSite, HostileTruth};
 pub use proxy::ForwardProxy;
