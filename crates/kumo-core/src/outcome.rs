@@ -79,8 +79,15 @@ impl fmt::Display for Stage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
-    /// DNS, refused or unreachable.
+    /// The connection could not be made: refused, reset or unreachable.
     Connect,
+    /// The host name has no address: the name does not exist (NXDOMAIN) or has no address
+    /// record (NODATA), or the lookup timed out or failed at the name server. Only the
+    /// crawl's own resolver tells these apart (without it a failed lookup is a `Connect`).
+    /// Never connected, so no request was sent. Not retried at once: the resolver's cache
+    /// would give the same answer (a failure stands for its negative TTL or back-off);
+    /// `kumo failures requeue --kind dns` tries again later.
+    Dns,
     Timeout,
     /// TLS handshake or certificate problem.
     Tls,
@@ -134,6 +141,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",
+            ErrorKind::Dns => "dns",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Tls => "tls",
             ErrorKind::Body => "body",
@@ -167,6 +175,17 @@ impl fmt::Display for ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dns_is_a_kind_of_its_own() {
+        let kind: ErrorKind = "dns".parse().unwrap();
+        assert_eq!(kind, ErrorKind::Dns);
+        assert_eq!((kind.as_str(), kind.to_string()), ("dns", "dns".to_owned()));
+        assert_eq!(serde_json::to_string(&kind).unwrap(), "\"dns\"");
+        assert!(!kind.is_retryable());
+        let unknown = "dsn".parse::<ErrorKind>().unwrap_err().to_string();
+        assert!(unknown.contains("`dns`"), "{unknown}");
+    }
 
     #[test]
     fn skip_reasons_serialize_as_they_display() {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{BuildError, CookieJar, HttpCache, UserAgent};
+use crate::{BuildError, CookieJar, DnsResolver, HttpCache, UserAgent};
 
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
@@ -52,6 +52,10 @@ pub struct DownloaderConfig {
     /// as sent, the body before decoding, the server's address), and on a body over the cap
     /// read up to the cap and keep that too (`FetchError::partial`): for `--warc`.
     pub record: bool,
+    /// Resolve host names with this resolver, shared by every downloader given the same one
+    /// (the crawl's cache, counters and bound on lookups). `None`: the system's resolver, as
+    /// reqwest calls it (getaddrinfo), with no cache of kumo's and failures seen as `connect`.
+    pub dns: Option<Arc<DnsResolver>>,
 }
 
 /// Root certificates to trust beside the system's, as checked PEM text.
@@ -105,6 +109,7 @@ impl Default for DownloaderConfig {
             accept_invalid_certs: false,
             http_cache: None,
             record: false,
+            dns: None,
         }
     }
 }

@@ -4,6 +4,8 @@ use std::fmt;
 
 use kumo_core::{ErrorKind, ModuleId, Request};
 
+use crate::DnsError;
+
 /// The HTTP client could not be built (bad User-Agent, TLS set-up).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot build the HTTP client: {0}")]
@@ -54,6 +56,11 @@ impl FetchError {
     pub fn is_too_large(&self) -> bool {
         self.kind == ErrorKind::TooLarge
     }
+
+    /// Whether the host name could not be resolved (by the crawl's resolver).
+    pub fn is_dns(&self) -> bool {
+        self.kind == ErrorKind::Dns
+    }
 }
 
 impl fmt::Display for FetchError {
@@ -64,9 +71,35 @@ impl fmt::Display for FetchError {
 
 impl std::error::Error for FetchError {}
 
+/// A request that failed in reqwest, as a fetch error: a failed lookup of the crawl's resolver
+/// says so in its own words (the host and what went wrong); others by their causes.
+pub(crate) fn fetch_failed(e: &reqwest::Error, request: Request) -> FetchError {
+    match dns_failure(e) {
+        Some(dns) => FetchError::new(ErrorKind::Dns, dns.to_string(), request),
+        None => FetchError::new(classify(e), describe(e), request),
+    }
+}
+
+/// The crawl resolver's error in `e`'s source chain, if a lookup failed. reqwest wraps it (as
+/// a connect error, the resolver's own inside its own DNS error), so the chain is walked.
+pub(crate) fn dns_failure(e: &reqwest::Error) -> Option<&DnsError> {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(dns) = s.downcast_ref::<DnsError>() {
+            return Some(dns);
+        }
+        src = s.source();
+    }
+    None
+}
+
 /// Classifies a reqwest error. TLS failures surface as connect errors in reqwest, so the
-/// source chain is searched for rustls' own error.
+/// source chain is searched for rustls' own error; a failed lookup, for the resolver's (a DNS
+/// timeout is a `dns` failure, not a `timeout`: it comes first).
 pub(crate) fn classify(e: &reqwest::Error) -> ErrorKind {
+    if dns_failure(e).is_some() {
+        return ErrorKind::Dns;
+    }
     if e.is_timeout() {
         return ErrorKind::Timeout;
     }

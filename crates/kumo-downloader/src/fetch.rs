@@ -9,7 +9,7 @@ use kumo_core::charset;
 use kumo_core::{ErrorKind, ModuleCounters, ModuleId, ModuleKind, Request, Response, Wire};
 
 use crate::decode;
-use crate::error::{body_error, classify, describe};
+use crate::error::{body_error, describe, fetch_failed};
 use crate::{BuildError, CookieJar, DownloaderConfig, FetchError};
 
 /// One downloader module: an ID, counters, and a pooled HTTP client.
@@ -57,12 +57,18 @@ impl Downloader {
         if cfg.accept_invalid_certs {
             builder = builder.tls_danger_accept_invalid_certs(true);
         }
+        if let Some(dns) = &cfg.dns {
+            builder = builder.dns_resolver(dns.clone());
+        }
         let client = builder
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
             .pool_max_idle_per_host(cfg.pool_idle_per_host)
             .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
+            // A no-op without reqwest's `hickory-dns` feature; a guard should it ever come
+            // in (its resolver cannot be configured and falls back to a public one).
+            .no_hickory_dns()
             .build()
             .map_err(|e| BuildError(describe(&e)))?;
         Ok(Downloader { id, client, cfg, counters: ModuleCounters::default(), jar })
@@ -120,12 +126,12 @@ impl Downloader {
         }
         let request = match builder.build() {
             Ok(r) => r,
-            Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
+            Err(e) => return Err(fetch_failed(&e, req)),
         };
         let sent = self.cfg.record.then(|| self.sent_headers(&request));
         let mut resp = match self.client.execute(request).await {
             Ok(r) => r,
-            Err(e) => return Err(FetchError::new(classify(&e), describe(&e), req)),
+            Err(e) => return Err(fetch_failed(&e, req)),
         };
         let latency = started.elapsed();
         let cap = self.cfg.max_body_bytes;
