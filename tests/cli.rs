@@ -370,3 +370,85 @@ async fn rules_that_skip_every_start_url_are_refused_by_name() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("is skipped: no --allow pattern matches it"), "{}", stderr(&o));
 }
+
+/// `--dns-server` and `--resolve`: names are looked up by kumo's own resolver on the test DNS
+/// server only; a name with no address (NXDOMAIN) or no answer at all fails as `dns` on the
+/// failure list, never a connect error, and nothing is sent its way; an overridden name is
+/// fetched without a query; the summary counts the lookups.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_are_resolved_by_the_given_dns_server_and_failures_are_dns() {
+    use std::net::Ipv4Addr;
+
+    use kumo_testsite::{DnsBehaviour, DnsServer, DnsZone, Fixture};
+    let site_ip = Ipv4Addr::new(127, 0, 0, 7);
+    let server = ServerBuilder::new()
+        .ip(site_ip.into())
+        .fixture("/a", Fixture::html("a"))
+        .fixture("/b", Fixture::html("b"))
+        .start()
+        .await
+        .unwrap();
+    let port = server.addr().port();
+    // The links come from a page on an address (no lookup), made once the site's port is known.
+    let links = format!(
+        "<a href='http://shop.kumo.test:{port}/a'>a</a> <a href='http://gone.kumo.test:{port}/x'>gone</a> \
+         <a href='http://mute.kumo.test:{port}/y'>mute</a> <a href='http://alias.kumo.test:{port}/b'>alias</a>"
+    );
+    let front = ServerBuilder::new().fixture("/", Fixture::html(&links)).start().await.unwrap();
+    let zone = DnsZone::new()
+        .with("shop.kumo.test", DnsBehaviour::a([site_ip], 300))
+        .with("gone.kumo.test", DnsBehaviour::NxDomain { negative_ttl: 60 })
+        .with("mute.kumo.test", DnsBehaviour::Silent);
+    let dns = DnsServer::start(zone).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let start = front.url("/");
+    let dns_addr = dns.addr().to_string();
+    let summary = dir.path().join("summary.json");
+    let o = common::kumo_in(
+        dir.path(),
+        &[
+            "crawl",
+            &start,
+            "--any-domain",
+            "--ignore-robots",
+            "--dns-server",
+            &dns_addr,
+            "--resolve",
+            &format!("alias.kumo.test={site_ip}"),
+            "--state",
+            "st",
+            "-o",
+            "pages.jsonl",
+            "--no-progress",
+            "--summary-json",
+            summary.to_str().unwrap(),
+        ],
+    )
+    .await;
+    let err = stderr(&o);
+    let targets: Vec<String> =
+        server.hits().into_iter().map(|h| format!("{}{}", h.host.unwrap_or_default(), h.target)).collect();
+    assert!(
+        targets.iter().any(|t| t.starts_with("shop.kumo.test") && t.ends_with("/a")),
+        "{targets:?} {err}"
+    );
+    assert!(targets.iter().any(|t| t.starts_with("alias.kumo.test") && t.ends_with("/b")), "{targets:?}");
+    assert!(
+        !targets.iter().any(|t| t.contains("gone") || t.contains("mute")),
+        "nothing sent to them: {targets:?}"
+    );
+    assert_eq!(dns.queries_for("alias.kumo.test"), 0, "an override asks nothing");
+    assert_eq!(dns.queries_for("shop.kumo.test"), 1, "one query for the start's name");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(s["errors"]["downloader:dns"], 2, "{s}");
+    assert!(s["errors"].get("downloader:connect").is_none(), "{s}");
+    assert_eq!(
+        (s["dns"]["failures"]["no_such_name"].as_u64(), s["dns"]["failures"]["timeout"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    assert!(err.contains("dns:"), "the text summary has a dns line: {err}");
+    let list = common::kumo_in(dir.path(), &["failures", "list", "--state", "st", "--json"]).await;
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(listed.matches("\"dns\"").count(), 2, "both on the failure list as dns: {listed}");
+}

@@ -21,6 +21,8 @@ fn sample(s: &Setting) -> (Vec<String>, String) {
         "strip_param" => "ref",
         "rate_limit" => "10/s",
         "proxy" => "http://127.0.0.1:3128",
+        "dns_server" => "127.0.0.1:5353",
+        "resolve" => "shop.kumo.test=127.0.0.2",
         _ => "kumo-test/1",
     };
     match s.kind {

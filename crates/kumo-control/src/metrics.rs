@@ -61,6 +61,11 @@ fn buffers(s: &SiteSnapshot, pick: fn(&kumo_engine::BufferStats) -> u64) -> Samp
     by("buffer", summary(s).buffers.iter().map(|b| (b.name.clone(), pick(b))))
 }
 
+/// One of kumo's own resolver's figures; no sample when the crawl uses the system's.
+fn dns(s: &SiteSnapshot, pick: fn(&kumo_engine::DnsSnapshot) -> u64) -> Samples {
+    summary(s).dns.as_ref().map(|d| plain(pick(d))).unwrap_or_default()
+}
+
 fn modules(s: &SiteSnapshot) -> impl Iterator<Item = &kumo_core::ModuleSummary> {
     let m = &summary(s).modules;
     m.downloaders.iter().chain(&m.analyzers).chain(&m.pipelines)
@@ -264,6 +269,46 @@ const FAMILIES: &[Family] = &[
         help: "Messages put into each buffer between the stages, this run",
         counter: true,
         read: |s| buffers(s, |b| b.total),
+    },
+    Family {
+        name: "kumo_dns_lookups",
+        help: "Host names looked up by kumo's own resolver (--dns-server, --resolve)",
+        counter: true,
+        read: |s| dns(s, |d| d.lookups),
+    },
+    Family {
+        name: "kumo_dns_cache_hits",
+        help: "Lookups answered from the resolver's cache",
+        counter: true,
+        read: |s| dns(s, |d| d.cache_hits),
+    },
+    Family {
+        name: "kumo_dns_queries",
+        help: "Questions put to the name servers",
+        counter: true,
+        read: |s| dns(s, |d| d.queries),
+    },
+    Family {
+        name: "kumo_dns_failures",
+        help: "Lookups that found no address, by kind",
+        counter: true,
+        read: |s| {
+            let f = summary(s).dns.as_ref().map(|d| d.failures).unwrap_or_default();
+            if summary(s).dns.is_none() {
+                return Vec::new();
+            }
+            by(
+                "kind",
+                [
+                    ("no-such-name", f.no_such_name),
+                    ("no-address", f.no_address),
+                    ("timeout", f.timeout),
+                    ("server-failure", f.server_failure),
+                    ("other", f.other),
+                ]
+                .map(|(k, n)| (k.to_string(), n)),
+            )
+        },
     },
     Family {
         name: "kumo_elapsed_seconds",

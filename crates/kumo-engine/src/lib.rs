@@ -53,6 +53,8 @@ pub use config::{ConfigError, CrawlConfig};
 pub use engine::{Engine, EngineError, Pauser, StopMode, Stopper};
 pub use errors::{CrawlError, ErrorStream};
 pub use histogram::{Histogram, LATENCY_BOUNDS};
+/// kumo's own resolver's figures, as the summary carries them.
+pub use kumo_downloader::DnsSnapshot;
 pub use listener::{Listener, Listeners};
 pub use live::{CrawlTotals, LIVE_FAILURES, LIVE_HOSTS, Live, LiveHost};
 pub use registrar::{DownloaderLoad, ModuleLoad, Registrar, RegistrarError, ScoreFn, default_score};

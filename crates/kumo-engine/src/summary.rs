@@ -144,6 +144,10 @@ pub struct Summary {
     pub modules: Modules,
     /// The buffers between the stages (`buffers.rs`): where a crawl's work waits.
     pub buffers: Vec<crate::BufferStats>,
+    /// kumo's own resolver's figures, when the crawl resolves through it (`--dns-server`,
+    /// `--resolve`); none with the system's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dns: Option<kumo_downloader::DnsSnapshot>,
 }
 
 /// This process's peak resident memory so far, in bytes, where the system tells it (Linux).
@@ -268,6 +272,24 @@ impl fmt::Display for Summary {
                 .map(|b| format!("{} {}/{} (peak {}, {} in)", b.name, b.len, b.capacity, b.peak, b.total))
                 .collect();
             writeln!(f, "  buffers:   {}", b.join(", "))?;
+        }
+        if let Some(d) = &self.dns {
+            let f_ = &d.failures;
+            writeln!(
+                f,
+                "  dns:       {} lookups, {} cached, {} joined, {} overridden, {} queries, {} failed \
+                 (no such name {}, no address {}, timeout {}, server failure {})",
+                d.lookups,
+                d.cache_hits,
+                d.joined,
+                d.overridden,
+                d.queries,
+                f_.total(),
+                f_.no_such_name,
+                f_.no_address,
+                f_.timeout,
+                f_.server_failure
+            )?;
         }
         Ok(())
     }

@@ -32,6 +32,16 @@ const fn s(
     }
 }
 
+/// A DNS server's address: an IP with or without a port.
+fn check_dns_server(text: &str) -> Result<(), String> {
+    crate::resolve::dns_server(text).map(|_| ())
+}
+
+/// `HOST=ADDR`, as curl's `--resolve` (without its port).
+fn check_resolve(text: &str) -> Result<(), String> {
+    crate::resolve::override_of(text).map(|_| ())
+}
+
 /// A proxy of a scheme the client really sends through; anything else would be a direct
 /// connection in disguise.
 fn check_proxy(text: &str) -> Result<(), String> {
@@ -328,6 +338,30 @@ pub static SETTINGS: &[Setting] = &[
         Free,
         "Time allowed for one whole request, its body included.",
     ),
+    Setting {
+        check: Some(check_dns_server),
+        ..s(
+            "dns_server",
+            Kind::List,
+            "",
+            "ADDR[:PORT]",
+            Fetching,
+            Free,
+            "Ask only this DNS server (repeatable; port 53 if none), through kumo's own caching resolver, never a fallback.",
+        )
+    },
+    Setting {
+        check: Some(check_resolve),
+        ..s(
+            "resolve",
+            Kind::List,
+            "",
+            "HOST=ADDR",
+            Fetching,
+            Free,
+            "Answer HOST with ADDR without asking DNS (curl's --resolve; repeatable), through kumo's own resolver.",
+        )
+    },
     s(
         "min_body_rate",
         COUNT,

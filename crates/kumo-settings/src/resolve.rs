@@ -2,10 +2,12 @@
 //! turned into the `CrawlConfig` the engine runs on.
 
 use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{DownloaderConfig, UserAgent};
+use kumo_downloader::{DnsConfig, DnsResolver, DownloaderConfig, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, RobotsConfig};
 use kumo_frontier::{HostPolicy, HostRule, Politeness, RateLimit, ScopeConfig, UrlPattern};
 
@@ -179,6 +181,7 @@ impl Settings {
     fn downloader(&self) -> Result<DownloaderConfig, SettingError> {
         let agents = self.list("user_agent");
         Ok(DownloaderConfig {
+            dns: self.dns()?,
             timeout: self.duration_or_zero("timeout"),
             min_body_rate: self.count("min_body_rate"),
             min_body_window: self.duration_or_zero("min_body_window"),
@@ -191,6 +194,30 @@ impl Settings {
             },
             ..Default::default()
         })
+    }
+
+    /// kumo's own resolver, when DNS servers or overrides are given (else the system's).
+    fn dns(&self) -> Result<Option<Arc<DnsResolver>>, SettingError> {
+        let (servers, overrides) = (self.list("dns_server"), self.list("resolve"));
+        if servers.is_empty() && overrides.is_empty() {
+            return Ok(None);
+        }
+        let bad = |name: &'static str| move |message: String| SettingError::Bad { name, message };
+        let cfg = DnsConfig {
+            servers: servers
+                .iter()
+                .map(|s| dns_server(s))
+                .collect::<Result<_, _>>()
+                .map_err(bad("dns_server"))?,
+            overrides: overrides
+                .iter()
+                .map(|o| override_of(o))
+                .collect::<Result<_, _>>()
+                .map_err(bad("resolve"))?,
+            ..DnsConfig::default()
+        };
+        let resolver = DnsResolver::new(cfg).map_err(|e| bad("dns_server")(e.to_string()))?;
+        Ok(Some(Arc::new(resolver)))
     }
 
     fn auto_throttle(&self) -> Result<Option<AutoThrottle>, SettingError> {
@@ -242,6 +269,27 @@ impl Settings {
             })
             .collect()
     }
+}
+
+/// A DNS server's address: `IP`, `IP:PORT` or `[IPv6]:PORT`; port 53 when none is given.
+pub(crate) fn dns_server(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    text.parse::<SocketAddr>()
+        .or_else(|_| text.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .map_err(|_| format!("{text:?} is not a DNS server's address (IP or IP:PORT)"))
+}
+
+/// `HOST=ADDR`: the host answered with that address.
+pub(crate) fn override_of(text: &str) -> Result<(String, IpAddr), String> {
+    let (host, addr) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write HOST=ADDR, such as shop.test=127.0.0.2"))?;
+    let ip = addr.trim().parse::<IpAddr>().map_err(|_| format!("{text:?}: {addr:?} is not an IP address"))?;
+    let host = host.trim().trim_end_matches('.');
+    if host.is_empty() {
+        return Err(format!("{text:?}: no host before ="));
+    }
+    Ok((host.to_ascii_lowercase(), ip))
 }
 
 fn too_large(name: &'static str) -> SettingError {

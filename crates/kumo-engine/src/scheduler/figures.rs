@@ -127,6 +127,7 @@ pub(super) fn summary_of(
         warc_bytes: 0,
         peak_memory_bytes: 0,
         buffers: Vec::new(),
+        dns: parts.cfg.downloader.dns.as_ref().map(|r| r.snapshot()),
         modules: Modules {
             downloaders: parts.registrar.summaries(),
             analyzers: parts.analyzers.summaries(),
