@@ -373,8 +373,9 @@ async fn rules_that_skip_every_start_url_are_refused_by_name() {
 
 /// `--dns-server` and `--resolve`: names are looked up by kumo's own resolver on the test DNS
 /// server only; a name with no address (NXDOMAIN) or no answer at all fails as `dns` on the
-/// failure list, never a connect error, and nothing is sent its way; an overridden name is
-/// fetched without a query; the summary counts the lookups.
+/// failure list (its robots.txt lookup failing first: not `robots`), never a connect error,
+/// and nothing is sent its way; an overridden name is fetched without a query; the summary
+/// counts the lookups.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_are_resolved_by_the_given_dns_server_and_failures_are_dns() {
     use std::net::Ipv4Addr;
@@ -410,7 +411,6 @@ async fn names_are_resolved_by_the_given_dns_server_and_failures_are_dns() {
             "crawl",
             &start,
             "--any-domain",
-            "--ignore-robots",
             "--dns-server",
             &dns_addr,
             "--resolve",

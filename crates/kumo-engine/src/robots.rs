@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kumo_core::{Request, Response, Url};
+use kumo_core::{ErrorKind, Request, Response, Url};
 use kumo_downloader::Downloader;
 use kumo_frontier::robots::{
     self, MAX_ROBOTS_BYTES, RobotsAnswer, RobotsClaim, RobotsRules, RobotsStore, SharedRobots, agent_token,
@@ -91,6 +91,9 @@ pub(crate) enum Decision {
     /// robots.txt stayed unavailable through every try: record the request as failed, with
     /// why and the status robots.txt last answered, if it answered.
     GiveUp(String, Option<u16>),
+    /// robots.txt could not be asked for because the host's name has no address (a failed
+    /// lookup): the request fails with that kind at once, as its own fetch would.
+    Fail(ErrorKind, String),
 }
 
 /// A decision, and what the check learned about the host when its rules were new.
@@ -107,6 +110,18 @@ pub(crate) struct Check {
     pub exchanges: Vec<Response>,
 }
 
+/// What one fetch of robots.txt came to.
+struct RobotsFetch {
+    answer: RobotsAnswer,
+    /// Why it is unavailable, when it is.
+    why: String,
+    status: Option<u16>,
+    /// The file as the workers of a shared crawl share it.
+    raw: Option<SharedRobots>,
+    /// It failed before any connection: the host's name has no address.
+    dns_failed: bool,
+}
+
 struct Entry {
     answer: RobotsAnswer,
     fetched_at: Instant,
@@ -116,6 +131,8 @@ struct Entry {
     why: String,
     /// The status robots.txt answered with, if the server answered.
     status: Option<u16>,
+    /// The fetch of robots.txt failed before any connection: its host's name has no address.
+    dns_failed: bool,
     /// How long the answer is trusted.
     ttl: Duration,
     /// Read from the shared store (another worker fetched it), or waiting for another worker
@@ -228,6 +245,9 @@ impl RobotsCache {
                 self.disallowed.fetch_add(1, Ordering::Relaxed);
                 Decision::Disallow
             }
+            RobotsAnswer::Unavailable if entry.dns_failed => {
+                Decision::Fail(ErrorKind::Dns, format!("robots.txt of {origin}: {}", entry.why))
+            }
             RobotsAnswer::Unavailable if entry.unavailable_streak >= self.cfg.max_unavailable => {
                 Decision::GiveUp(
                     format!(
@@ -272,6 +292,7 @@ impl RobotsCache {
                 unavailable_streak: streak,
                 why,
                 status: None,
+                dns_failed: false,
                 ttl,
                 shared: true,
                 exchanges: Mutex::default(),
@@ -291,7 +312,8 @@ impl RobotsCache {
             RobotsClaim::Fetch => {}
         }
         let mut exchanges = Vec::new();
-        let (answer, why, status, raw) = self.fetch(robots, dl, &mut exchanges).await;
+        let RobotsFetch { answer, why, status, raw, dns_failed } =
+            self.fetch(robots, dl, &mut exchanges).await;
         if let Some(store) = &self.store
             && let Err(e) = store.share(origin, raw.as_ref(), self.cfg.ttl).await
         {
@@ -311,6 +333,7 @@ impl RobotsCache {
             unavailable_streak,
             why,
             status,
+            dns_failed,
             ttl,
             shared: false,
             exchanges: Mutex::new(exchanges),
@@ -336,16 +359,14 @@ impl RobotsCache {
     /// 5xx is (§2.3.1.4); the string says why, for the failure records, and the status says
     /// what the server answered, if it did; and the answer as other workers may share it (one
     /// that holds rules). The answers the downloader recorded go to `exchanges`.
-    async fn fetch(
-        &self,
-        url: &Url,
-        dl: &Downloader,
-        exchanges: &mut Vec<Response>,
-    ) -> (RobotsAnswer, String, Option<u16>, Option<SharedRobots>) {
+    async fn fetch(&self, url: &Url, dl: &Downloader, exchanges: &mut Vec<Response>) -> RobotsFetch {
         // Redirected away from http(s), or too many redirects: no rules, as a 4xx.
-        let allow_all = || {
-            let raw = SharedRobots { status: 404, body: Vec::new() };
-            (RobotsAnswer::Rules(RobotsRules::AllowAll), String::new(), Some(404), Some(raw))
+        let allow_all = || RobotsFetch {
+            answer: RobotsAnswer::Rules(RobotsRules::AllowAll),
+            why: String::new(),
+            status: Some(404),
+            raw: Some(SharedRobots { status: 404, body: Vec::new() }),
+            dns_failed: false,
         };
         let mut target = url.clone();
         // Set once a body came over the downloader's cap: the file is asked again for its
@@ -364,7 +385,14 @@ impl RobotsCache {
                     exchanges.extend(e.partial.take().map(|p| *p));
                     self.unavailable.fetch_add(1, Ordering::Relaxed);
                     let why = format!("unreachable: {}: {}", e.kind, e.message);
-                    return (RobotsAnswer::Unavailable, why, None, None);
+                    let dns_failed = e.kind == ErrorKind::Dns;
+                    return RobotsFetch {
+                        answer: RobotsAnswer::Unavailable,
+                        why,
+                        status: None,
+                        raw: None,
+                        dns_failed,
+                    };
                 }
             };
             let next = resp.redirect_location();
@@ -387,7 +415,8 @@ impl RobotsCache {
                             None
                         }
                     };
-                    return (answer, format!("answered {status}"), Some(status), raw);
+                    let why = format!("answered {status}");
+                    return RobotsFetch { answer, why, status: Some(status), raw, dns_failed: false };
                 }
             }
         }

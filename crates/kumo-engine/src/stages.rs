@@ -227,6 +227,14 @@ impl DownloadStage {
                 e.status = status;
                 return reply(Outcome::Failed(e), adjust, extra, archive);
             }
+            Decision::Fail(kind, why) => {
+                return reply(
+                    Outcome::Failed(FetchError::new(kind, why, lease.request)),
+                    adjust,
+                    extra,
+                    archive,
+                );
+            }
         }
         if check.fresh.is_some() {
             // The host was just sent its robots.txt request: if it wants requests spaced,
