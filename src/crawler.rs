@@ -47,6 +47,8 @@ pub enum CrawlerError {
     #[error(transparent)]
     Setting(#[from] SettingError),
     #[error(transparent)]
+    Config(#[from] kumo_engine::ConfigError),
+    #[error(transparent)]
     Output(#[from] SinkError),
     #[error("{0}: give the file a .jsonl, .json or .csv name")]
     OutputFormat(PathBuf),
@@ -116,25 +118,21 @@ impl Crawler {
         self.spider(collector)
     }
 
-    /// Calls `f` before each page is fetched (retries included).
+    /// Calls `f` before each page is fetched (retries included), as a collector's
+    /// `on_request` does.
     pub fn on_request(mut self, f: impl Fn(&Request) + Send + Sync + 'static) -> Self {
-        struct OnRequest<F>(F);
-        impl<F: Fn(&Request) + Send + Sync> Listener for OnRequest<F> {
-            fn before_fetch(&self, request: &Request) {
-                (self.0)(request);
-            }
-        }
-        self.listeners.push(Arc::new(OnRequest(f)));
+        self.listeners.extend(Collector::new().on_request(f).request_listener());
         self
     }
 
     /// Opens the state and the outputs and readies the engine, not yet started: watch or
     /// steer it through [`Crawl::engine`], then [`Crawl::start`] and [`Crawl::wait`].
     pub async fn build(self) -> Result<Crawl, CrawlerError> {
-        let seeds = seeds(&self.seeds)?;
         let settings = Settings::resolve([&self.layer])?;
         let mut cfg = settings.crawl_config()?;
-        cfg.seeds = seeds;
+        cfg.seeds = seeds(&self.seeds)?;
+        // Checked before anything is opened: a refused crawl leaves no output behind.
+        cfg.check()?;
         for l in self.listeners {
             cfg.listeners.push(l);
         }
@@ -177,20 +175,11 @@ fn init(
     }
 }
 
-/// Start URLs, each an http or https URL with a host.
+/// Start URLs, parsed (`CrawlConfig::check` then refuses one that is not http or https, or
+/// has no host).
 fn seeds(raw: &[String]) -> Result<Vec<Url>, CrawlerError> {
     raw.iter()
-        .map(|s| {
-            let bad = |why: &str| CrawlerError::Seed { url: s.clone(), why: why.to_string() };
-            let url = Url::parse(s.trim()).map_err(|e| bad(&e.to_string()))?;
-            if !matches!(url.scheme(), "http" | "https") {
-                return Err(bad("not http or https"));
-            }
-            if url.host_str().is_none_or(str::is_empty) {
-                return Err(bad("no host"));
-            }
-            Ok(url)
-        })
+        .map(|s| Url::parse(s.trim()).map_err(|e| CrawlerError::Seed { url: s.clone(), why: e.to_string() }))
         .collect()
 }
 

@@ -20,9 +20,9 @@ impl clap::FromArgMatches for SettingArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let mut layer = Layer::new(Source::Flag);
         for s in SETTINGS {
-            read(&mut layer, m, s.name, s.name).map_err(invalid)?;
+            read(&mut layer, m, s.kind, s.name).map_err(invalid)?;
             for old in s.old.iter().filter_map(|o| o.flag) {
-                read(&mut layer, m, old, old).map_err(invalid)?;
+                read(&mut layer, m, s.kind, old).map_err(invalid)?;
             }
         }
         Ok(SettingArgs { layer })
@@ -84,18 +84,19 @@ fn named(s: &Setting, message: String) -> String {
     if message.starts_with("must ") { format!("{} {message}", s.name) } else { message }
 }
 
-/// Puts what the command line gave for `id` (the setting's, or an old flag's) in the layer.
-fn read(layer: &mut Layer, m: &ArgMatches, id: &str, name: &str) -> Result<(), crate::SettingError> {
+/// Puts what the command line gave for `id` (the setting's name, or an old flag's, of a
+/// setting of `kind`) in the layer.
+fn read(layer: &mut Layer, m: &ArgMatches, kind: Kind, id: &str) -> Result<(), crate::SettingError> {
     if m.value_source(id) != Some(ValueSource::CommandLine) {
         return Ok(());
     }
     if let Ok(Some(on)) = m.try_get_one::<bool>(id) {
-        return layer.set(name, if *on { "true" } else { "false" });
+        return layer.set(id, if *on { "true" } else { "false" });
     }
     let values: Vec<&String> = m.get_many::<String>(id).into_iter().flatten().collect();
-    match (crate::table::by_flag(&name.replace('_', "-")).map(|f| f.setting.kind), values.as_slice()) {
-        (Some(Kind::List), items) => layer.set_list(name, items.iter().map(|s| s.as_str())),
-        (_, [.., last]) => layer.set(name, last),
+    match (kind, values.as_slice()) {
+        (Kind::List, items) => layer.set_list(id, items.iter().map(|s| s.as_str())),
+        (_, [.., last]) => layer.set(id, last),
         (_, []) => Ok(()),
     }
 }
