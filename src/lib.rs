@@ -41,7 +41,7 @@ pub mod crawler;
 pub mod store;
 
 // What most programs start from, at the top.
-pub use crawler::{Crawl, Crawler, CrawlerError};
+pub use crawler::{Crawl, Crawler, CrawlerError, Plan};
 pub use kumo_engine::{CrawlConfig, Engine, Summary};
 pub use kumo_spider::{Collector, Spider};
 pub use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};

@@ -5,17 +5,17 @@
 //! /proc.
 
 use std::process::{ExitCode, Stdio};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use kumo::{Crawler, Store};
 use kumo_core::Url;
-use kumo_engine::{CrawlConfig, Engine};
-use kumo_frontier::{Frontier, HostPolicy, MemoryFrontier, MemoryFrontierConfig, Politeness};
+use kumo_engine::CrawlConfig;
+use kumo_frontier::{HostPolicy, Politeness};
 use kumo_pipeline::JsonLinesSink;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use super::args::{BenchArgs, StateArgs};
+use super::args::BenchArgs;
 
 /// CPU time a process used so far, as the kernel counts it: in its own code (user) and in
 /// the kernel on its behalf (system calls, the loopback TCP stack, page faults).
@@ -56,12 +56,14 @@ pub(super) fn cpu_secs() -> Option<f64> {
     Cpu::of("self").map(|c| c.total())
 }
 
-/// An in-memory frontier for `cfg`, and a sink that serializes page records as a real crawl
-/// does, then throws them away.
-pub(super) fn in_memory(cfg: &CrawlConfig) -> (Arc<MemoryFrontier>, JsonLinesSink) {
-    let politeness = cfg.politeness.clone();
-    let frontier = Arc::new(MemoryFrontier::new(MemoryFrontierConfig { politeness, ..Default::default() }));
-    (frontier, JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink())))
+/// A crawl of `cfg` in memory whose page records are serialized as a real crawl's are, then
+/// thrown away.
+pub(super) fn in_memory(cfg: &CrawlConfig) -> Crawler {
+    Crawler::configured(cfg.clone()).sink(null_sink())
+}
+
+fn null_sink() -> JsonLinesSink {
+    JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()))
 }
 
 pub async fn run(a: BenchArgs) -> Result<ExitCode> {
@@ -109,46 +111,39 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     // The comparisons crawl in memory, keeping no page records.
     let cfg_compared = CrawlConfig { keep_pages: false, ..cfg.clone() };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
-    let mut kept_store = None;
-    let (frontier, mut engine, sink): (Arc<dyn Frontier>, Engine, JsonLinesSink) = if durable {
-        // As `kumo crawl` runs by default: every commit to the embedded store, items
-        // journaled and checkpointed into a real file.
-        let store = super::state::open(
-            &StateArgs { dir: Some(state_dir.clone()), fresh: true, ..Default::default() },
-            &cfg.seeds,
-            cfg.politeness.clone(),
-        )?
-        .context("a durable bench needs a store")?;
+    // As `kumo crawl` runs by default: every commit to the embedded store, items journaled
+    // and checkpointed into a real file.
+    let durably = |store: Store| -> Result<Crawler> {
         let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
-        kept_store = Some(store.clone());
-        (store.clone(), Engine::new().with_journal(store), sink)
-    } else {
-        let (frontier, sink) = in_memory(&cfg);
-        (frontier, Engine::new(), sink)
+        Ok(Crawler::configured(cfg.clone()).store(store).sink(sink))
     };
+    let crawler = match durable {
+        true => durably(Store::dir(&state_dir).fresh())?,
+        false => in_memory(&cfg),
+    };
+    let crawl = crawler.build().await?;
     let (cpu0, site0) = now();
-    engine.init(cfg.clone(), frontier.clone(), vec![Box::new(sink)])?;
-    let summary = engine.run(None).await?;
+    let summary = crawl.run(None).await?;
     let (cpu1, site1) = now();
     let (cpu_split, site_cpu) = (cpu1.since(cpu0), site1.since(site0));
     let cpu = cpu_split.total();
-    drop(engine);
-    // --recrawl: the same crawl again, every page asked for with its validators.
-    let again = match (&kept_store, a.recrawl) {
-        (Some(store), true) => {
+    // --recrawl: the same crawl again, every page asked for with its validators; the same
+    // output, resumed at its checkpoint, the new items after the first run's.
+    let again = match a.recrawl {
+        true => {
+            let plan = durably(Store::dir(&state_dir))?.prepare()?;
+            let opened = plan.store().open(&plan.identity()).await?;
+            let store = opened.embedded.clone().context("a durable bench keeps a state directory")?;
             let asked = store
                 .revisit_pages(kumo_spider::schedule::millis(std::time::SystemTime::now()), true)?
                 .queued;
-            // The same output, resumed at its checkpoint: the new items go after the first run's.
-            let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
-            let mut engine = Engine::new().with_journal(store.clone());
+            let crawl = plan.on(opened)?;
             let (cpu0, site0) = now();
-            engine.init(cfg, frontier.clone(), vec![Box::new(sink)])?;
-            let again = engine.run(None).await?;
+            let again = crawl.run(None).await?;
             let (cpu1, site1) = now();
             Some((asked, again, cpu1.since(cpu0), site1.since(site0)))
         }
-        _ => None,
+        false => None,
     };
     // --listen and --warc: while the site still serves.
     let watching = match a.listen {
@@ -168,8 +163,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         false => None,
     };
     let _ = child.kill().await;
-    // The store's background work ends with its last handle: only then may its files go.
-    drop((frontier, kept_store));
+    // The store's background work ended with its crawl: its files may go.
     if durable {
         let _ = std::fs::remove_dir_all(&state_dir);
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use kumo_control::{Control, ControlServer, ListenConfig, Sites};
-use kumo_engine::{CrawlConfig, Engine};
+use kumo_engine::CrawlConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::bench_pairs::{ROUNDS, Sample, alternately};
@@ -25,19 +25,17 @@ pub async fn compare(cfg: &CrawlConfig) -> Result<String> {
 
 /// One crawl in memory; its pages per second and CPU per page.
 async fn crawl(cfg: &CrawlConfig, watched: bool) -> Result<Sample> {
-    let (frontier, sink) = super::bench::in_memory(cfg);
-    let mut engine = Engine::new();
-    engine.init(cfg.clone(), frontier, vec![Box::new(sink)])?;
+    let mut crawl = super::bench::in_memory(cfg).build().await?;
     let server = match watched {
         true => {
             let listen = ListenConfig { addr: SocketAddr::from(([127, 0, 0, 1], 0)), token: None };
-            Some(ControlServer::start(listen, Sites::one("bench", Control::of(&engine))).await?)
+            Some(ControlServer::start(listen, Sites::one("bench", Control::of(crawl.engine()))).await?)
         }
         false => None,
     };
     let scraper = server.as_ref().map(|s| tokio::spawn(scrape_every_second(s.addr())));
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    let summary = engine.run(None).await?;
+    let summary = crawl.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     if let Some(s) = scraper {
         s.abort();

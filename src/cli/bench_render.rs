@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 use kumo_core::Url;
 use kumo_downloader::RenderConfig;
-use kumo_engine::{CrawlConfig, Engine, Rendering, Summary};
+use kumo_engine::{CrawlConfig, Rendering, Summary};
 use kumo_render::BrowserRenderer;
 
 /// Crawls `{base}/js/index.html` with `cfg`, every page rendered; the lines that say how it
@@ -19,13 +19,11 @@ pub async fn compare(cfg: &CrawlConfig, base: &str, plain: &Summary) -> Result<S
     let mut cfg = cfg.clone();
     cfg.seeds = vec![Url::parse(&format!("{base}/js/index.html"))?];
     cfg.render = Some(Rendering::new(renderer.clone(), &[])?);
-    let (frontier, sink) = super::bench::in_memory(&cfg);
-    let mut engine = Engine::new();
-    engine.init(cfg, frontier, vec![Box::new(sink)])?;
+    let crawl = super::bench::in_memory(&cfg).build().await?;
     let peak = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let watch = tokio::spawn(watch_browser(renderer.clone(), peak.clone(), done.clone()));
-    let summary = engine.run(None).await?;
+    let summary = crawl.run(None).await?;
     done.store(true, Ordering::Relaxed);
     let _ = watch.await;
     let ratio = summary.pages_per_sec / plain.pages_per_sec.max(f64::MIN_POSITIVE);

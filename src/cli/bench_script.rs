@@ -4,7 +4,7 @@
 //! an `item` hook (for every item), alternately; the medians side by side.
 
 use anyhow::{Context, Result};
-use kumo_engine::{CrawlConfig, Engine};
+use kumo_engine::CrawlConfig;
 use kumo_spider::{LoadOptions, SiteSpec, SpiderFile};
 
 use super::bench_pairs::{ROUNDS, Sample, alternately};
@@ -53,11 +53,9 @@ fields = [{{ name = "sku", css = "span.sku" }}, {{ name = "price", css = "span.p
 
 /// One crawl in memory with `site`'s analyzer; its pages per second and CPU per page.
 async fn crawl(cfg: &CrawlConfig, site: &SiteSpec) -> Result<Sample> {
-    let (frontier, sink) = super::bench::in_memory(cfg);
-    let mut engine = Engine::new();
-    engine.init_with(cfg.clone(), frontier, vec![Box::new(sink)], site.spider.clone())?;
+    let crawl = super::bench::in_memory(cfg).shared_spider(site.spider.clone()).build().await?;
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    let summary = engine.run(None).await?;
+    let summary = crawl.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     anyhow::ensure!(summary.errors.is_empty(), "the hooks failed: {:?}", summary.errors);
     Ok(Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / summary.pages.max(1) as f64 * 1e6 })

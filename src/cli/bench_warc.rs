@@ -4,7 +4,7 @@
 //! side, and the archive's bytes per page.
 
 use anyhow::Result;
-use kumo_engine::{CrawlConfig, Engine};
+use kumo_engine::CrawlConfig;
 
 use super::bench_pairs::{ROUNDS, Sample, alternately};
 use super::warc::Archive;
@@ -50,11 +50,9 @@ async fn crawl(cfg: &CrawlConfig, archived: Option<u32>) -> Result<(Sample, Opti
         let archive = Archive { gzip_level, ..Archive::at(&dir) };
         cfg.warc = Some(super::warc::config(&archive, "bench", None, true));
     }
-    let (frontier, sink) = super::bench::in_memory(&cfg);
-    let mut engine = Engine::new();
-    engine.init(cfg, frontier, vec![Box::new(sink)])?;
+    let crawl = super::bench::in_memory(&cfg).build().await?;
     let cpu0 = super::bench::cpu_secs().unwrap_or(0.0);
-    let summary = engine.run(None).await?;
+    let summary = crawl.run(None).await?;
     let cpu = super::bench::cpu_secs().unwrap_or(0.0) - cpu0;
     let pages = summary.pages.max(1) as f64;
     let sample = Sample { pages_per_sec: summary.pages_per_sec, cpu_us: cpu / pages * 1e6 };

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use kumo::{Crawl, Crawler, CrawlerError, Plan};
 use kumo_core::Url;
 use kumo_downloader::{CacheRules, ExtraRoots, HttpCache};
-use kumo_engine::{CrawlConfig, EngineError, Summary};
-use kumo_pipeline::{Existing, Sink};
-use kumo_settings::{Change, Record, Settings};
+use kumo_engine::{EngineError, Summary};
+use kumo_pipeline::Existing;
+use kumo_settings::Change;
 
 use super::args::{CrawlArgs, HttpCachePolicy};
 use super::new_files::NewFiles;
@@ -54,25 +55,30 @@ pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
     Ok(ExtraRoots::from_pem(pem)?)
 }
 
-/// Builds the crawl settings from the command line: the table's settings it gave, over the
-/// defaults, and the options of this command (trust, the development cache, re-crawls).
-pub fn config_from_args(a: &CrawlArgs, seeds: Vec<Url>) -> Result<(CrawlConfig, Settings)> {
+/// Puts the crawl together from the command line: the table's settings it gave, over the
+/// defaults, checked, and the options of this command (trust, the development cache,
+/// re-crawls) that only a program sets.
+pub fn plan_from_args(a: &CrawlArgs, seeds: &[Url]) -> Result<Plan> {
     outcome::check_threshold(a.failure_threshold)?;
     let layer = &a.settings.layer;
     for warning in layer.warnings() {
         tracing::warn!("{warning}");
     }
-    let flags = |e: kumo_settings::SettingError| anyhow::anyhow!(e.flag_message());
-    let settings = Settings::resolve([layer]).map_err(flags)?;
-    let mut cfg = settings.crawl_config().map_err(flags)?;
-    cfg.seeds = seeds;
+    let mut plan = Crawler::new(seeds.iter().map(Url::to_string)).layer(layer.clone()).prepare().map_err(
+        |e| match e {
+            CrawlerError::Setting(e) => anyhow::anyhow!(e.flag_message()),
+            other => other.into(),
+        },
+    )?;
+    let cfg = &mut plan.config;
     cfg.downloader.extra_roots = trusted_roots(&a.ca_files)?;
     cfg.downloader.accept_invalid_certs = a.insecure;
     cfg.downloader.http_cache = http_cache(a)?;
     // Page records cost a write per page (about a sixth more CPU per page in the embedded
     // store), so only a crawl meant to be crawled again keeps them.
     cfg.keep_pages = a.recrawl;
-    Ok((cfg, settings))
+    (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a.revisit)?;
+    Ok(plan)
 }
 
 /// The value of `-o`/`-O`, and what a new crawl does with a file holding data.
@@ -88,48 +94,41 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
         return super::spider::run(file, &a).await;
     }
     let seeds = parse_seeds(&a.urls).map_err(usage)?;
-    let (mut cfg, settings) = config_from_args(&a, seeds).map_err(usage)?;
-    (cfg.revisit, cfg.emit_unchanged) = super::revisit_args::from_args(&a.revisit).map_err(usage)?;
-    cfg.render = a.render.rendering()?;
-    let starts: Vec<Url> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
     // Every setting is checked before anything is created: a refused run leaves no output
     // file and no state behind.
-    cfg.check().map_err(|e| usage(e.into()))?;
+    let mut plan = plan_from_args(&a, &seeds).map_err(usage)?;
+    plan.config.render = a.render.rendering()?;
+    let starts: Vec<Url> = plan.config.starts().cloned().collect();
+    plan.config.check().map_err(|e| usage(e.into()))?;
+    kumo_frontier::Scope::new(&plan.config.scope, &starts).map_err(|e| usage(e.into()))?;
+    super::starts::check_in_scope(&plan.config.scope, &starts, super::starts::Rules::Flags).map_err(usage)?;
     let (output, existing) = output_arg(&a);
     let target = super::output_file::target(output).map_err(usage)?;
-    kumo_frontier::Scope::new(&cfg.scope, &starts).map_err(|e| usage(e.into()))?;
-    super::starts::check_in_scope(&cfg.scope, &starts, super::starts::Rules::Flags).map_err(usage)?;
     let new_files = NewFiles::note(target.file());
-    let sink = super::output_file::open(target, existing, &a.pg_table).await?;
-    let mut outputs = vec![sink.name()];
-    outputs.extend(a.warc.as_deref().map(super::warc::output_name));
+    plan.sink(super::output_file::open(target, existing, &a.pg_table).await?);
+    plan.outputs.extend(a.warc.as_deref().map(super::warc::output_name));
     let crawl_name = super::state::derived_crawl(&starts);
     let storage = super::state::Storage {
         dir: a.state.dir.clone().unwrap_or_else(|| super::state::derived_dir(&starts)),
         crawl: crawl_name.clone(),
-        outputs: &outputs,
+        id: plan.identity(),
         files: target.file().map(Path::to_path_buf).into_iter().collect(),
-        // What workers must agree on is in the settings record, compared by name.
-        config_id: "urls".into(),
-        settings: Record::of(&settings, &starts),
-        origin: super::state::url_origin(&starts),
-        politeness: cfg.politeness.clone(),
-        max_host_pause: cfg.max_host_pause,
+        max_host_pause: plan.config.max_host_pause,
         who: "",
         recrawl: a.recrawl,
-        conditional: !cfg.emit_unchanged,
+        conditional: !plan.config.emit_unchanged,
         scheduled: false,
     };
     let opened = match super::state::open_storage(&a.state, storage).await {
         Ok(opened) => opened,
         Err(e) => {
             // Closed first: its lock would keep the file from looking unused.
-            drop(sink);
+            drop(plan);
             new_files.remove();
             return Err(e);
         }
     };
-    cfg.warc = a.warc.as_deref().map(|dir| {
+    plan.config.warc = a.warc.as_deref().map(|dir| {
         let crawl = a.state.redis.crawl.as_deref().unwrap_or(&crawl_name);
         let archive = super::warc::Archive {
             dir,
@@ -137,32 +136,31 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
             cdxj: a.warc_cdxj,
             gzip_level: a.warc_gzip_level,
         };
-        super::warc::config(&archive, crawl, opened.worker.as_deref(), cfg.robots.obey)
+        super::warc::config(&archive, crawl, opened.worker.as_deref(), plan.config.robots.obey)
     });
-    crawl(a, cfg, opened, sink).await
-}
-
-async fn crawl(
-    a: CrawlArgs,
-    cfg: CrawlConfig,
-    opened: super::state::Opened,
-    sink: Box<dyn Sink>,
-) -> Result<ExitCode> {
-    let durable = !a.state.memory;
-    let cache = cfg.downloader.http_cache.clone();
-    let mut engine = opened.state.engine();
-    let frontier = opened.state.frontier.clone();
-    engine.init(cfg, frontier, vec![sink]).map_err(|e| match e {
+    let cache = plan.config.downloader.http_cache.clone();
+    let crawl = plan.on(opened).map_err(|e| match e {
         // Settings the engine checks itself (a bad URL pattern): still a mistake in the options.
-        EngineError::Config(_) | EngineError::Scope(_) => usage(e.into()),
+        CrawlerError::Config(_) | CrawlerError::Engine(EngineError::Config(_) | EngineError::Scope(_)) => {
+            usage(e.into())
+        }
         other => other.into(),
     })?;
+    watch_and_run(a, crawl, cache).await
+}
+
+/// Runs the crawl with what watches it: the control API, the progress bar, the error log;
+/// then reports.
+async fn watch_and_run(a: CrawlArgs, mut crawl: Crawl, cache: Option<Arc<HttpCache>>) -> Result<ExitCode> {
+    let durable = !a.state.memory;
+    let changed = crawl.changed().to_vec();
+    let engine = crawl.engine();
     // Listening before the start, so a watcher sees the crawl from its first page; without
     // --listen nobody watches, and the engine publishes nothing.
     let sites = kumo_control::Sites::default();
     let control = super::listen::start(&a.listen, &sites).await?;
     if control.is_some() {
-        sites.put("crawl", kumo_control::Control::of(&engine));
+        sites.put("crawl", kumo_control::Control::of(engine));
     }
     let mut errors = engine.errors().context("error stream already taken")?;
     // Log every error at debug level (the summary counts them all anyway) and keep the first
@@ -181,15 +179,13 @@ async fn crawl(
     // a signal then is kept and stops the crawl as soon as it runs.
     let stop = super::interrupt::stop_requests()?;
     let bar = (!a.no_progress && !super::logging::quiet()).then(|| ProgressBar::start(engine.progress()));
-    let summary = engine.run(Some(stop)).await;
-    opened.close().await;
-    let summary = summary?;
+    // The engine goes with the crawl: the error stream closes, so the reader task ends.
+    let summary = crawl.run(Some(stop)).await?;
     if let Some(b) = bar {
         b.finish().await;
     }
-    report(&summary, a.summary_json.as_deref(), &opened.changed)?;
+    report(&summary, a.summary_json.as_deref(), &changed)?;
     report_cache(cache.as_deref());
-    drop(engine); // closes the error stream, so the reader task ends
     let first = first_errors.await.unwrap_or_default();
     drop(control);
     Ok(outcome::of_crawl(&summary, "", durable, a.failure_threshold, &first).into())
@@ -253,12 +249,12 @@ mod tests {
     use super::super::args::{Cli, Command};
     use super::*;
 
-    fn config(flags: &[&str]) -> CrawlConfig {
+    fn config(flags: &[&str]) -> kumo_engine::CrawlConfig {
         let argv = ["kumo", "crawl", "http://h/"].into_iter().chain(flags.iter().copied());
         let Command::Crawl(a) = Cli::try_parse_from(argv).expect("valid flags").command else {
             unreachable!("a crawl")
         };
-        config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap().0
+        plan_from_args(&a, &parse_seeds(&a.urls).unwrap()).unwrap().config
     }
 
     #[test]

@@ -1,11 +1,8 @@
 //! `--listen ADDR`: the control server of `kumo crawl` (URLs or a spider file) and `kumo run`,
 //! serving each running engine as a site.
 
-use std::sync::Arc;
-
 use anyhow::Result;
-use kumo_control::{Control, ControlError, ControlServer, ListenConfig, Sites};
-use kumo_spider::OnEngine;
+use kumo_control::{ControlError, ControlServer, ListenConfig, Sites};
 
 use super::args::ListenArgs;
 use super::outcome::usage;
@@ -24,10 +21,4 @@ pub async fn start(a: &ListenArgs, sites: &Sites) -> Result<Option<ControlServer
         server.addr()
     );
     Ok(Some(server))
-}
-
-/// Puts each engine a spider file's site starts into `sites`, under the site's name.
-pub fn hook(sites: &Sites) -> OnEngine {
-    let sites = sites.clone();
-    Arc::new(move |name, engine| sites.put(name, Control::of(engine)))
 }

@@ -104,8 +104,8 @@ struct Shared {
     failure_threshold: f64,
     /// `--summary-json`: one JSON line per run.
     runs_log: Option<Mutex<File>>,
-    /// `--listen`: puts each run's engine on the control server.
-    hook: Option<kumo_spider::OnEngine>,
+    /// `--listen`: the sites on the control server, where each run's engine goes.
+    watched: Option<kumo_control::Sites>,
 }
 
 pub async fn run(a: RunArgs) -> Result<ExitCode> {
@@ -143,14 +143,14 @@ pub async fn run(a: RunArgs) -> Result<ExitCode> {
     let roots = super::crawl::trusted_roots(&a.ca_files).map_err(usage)?;
     let watched = kumo_control::Sites::default();
     let control = super::listen::start(&a.listen, &watched).await?;
-    let hook = control.as_ref().map(|_| super::listen::hook(&watched));
+    let watched = control.as_ref().map(|_| watched.clone());
     let shared = Arc::new(Shared {
         state,
         roots,
         insecure: a.insecure,
         failure_threshold: a.failure_threshold,
         runs_log,
-        hook,
+        watched,
     });
     let stop = super::interrupt::stop_requests()?;
     let mut loops = JoinSet::new();
@@ -327,17 +327,12 @@ async fn one_run(
     // Each run has its own page and item budget: a run may go on with a round an earlier one
     // left unfinished (stopped at its limit), whose counters already hold that limit.
     site.crawl.limits_per_run = true;
-    let prepared = spider::prepare_site(site, &opts).await?;
-    let result = kumo_spider::run_site_in(
-        &prepared.job.site,
-        prepared.job.sinks,
-        prepared.job.state,
-        Some(stop),
-        shared.hook.as_ref(),
-    )
-    .await;
-    prepared.opened.close().await;
-    if matches!(result, Err(kumo_engine::EngineError::Pipeline(_))) {
+    let mut prepared = spider::prepare_site(site, &opts).await?;
+    if let Some(watched) = &shared.watched {
+        watched.put(&prepared.name, kumo_control::Control::of(prepared.crawl.engine()));
+    }
+    let result = prepared.crawl.run(Some(stop)).await;
+    if matches!(result, Err(kumo::CrawlerError::Engine(kumo_engine::EngineError::Pipeline(_)))) {
         prepared.new_files.remove();
     }
     Ok(result?)

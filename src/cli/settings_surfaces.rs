@@ -7,7 +7,7 @@ use kumo_settings::{COMMAND_ONLY, Kind, SETTINGS, Setting};
 use kumo_spider::{LoadOptions, SpiderFile};
 
 use super::args::{Cli, Command};
-use super::crawl::{config_from_args, parse_seeds};
+use super::crawl::{parse_seeds, plan_from_args};
 
 const SEED: &str = "http://127.0.0.1:9/";
 
@@ -42,7 +42,7 @@ fn from_flags(flags: &[String]) -> String {
     else {
         unreachable!("a crawl")
     };
-    format!("{:?}", config_from_args(&a, parse_seeds(&a.urls).unwrap()).unwrap().0)
+    format!("{:?}", plan_from_args(&a, &parse_seeds(&a.urls).unwrap()).unwrap().config)
 }
 
 /// The crawl a spider file with these lines in its `[[site]]` resolves to, as text.

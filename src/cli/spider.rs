@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use kumo::{Crawl, Crawler, CrawlerError};
 use kumo_downloader::{ExtraRoots, HttpCache};
 use kumo_engine::{EngineError, Summary};
-use kumo_spider::{LoadOptions, SiteJob, SiteSpec, SpiderFile, open_sinks, run_sites};
+use kumo_spider::{LoadOptions, SiteSpec, SpiderFile, open_sinks};
 
 use super::args::{CrawlArgs, StateArgs};
 use super::new_files::NewFiles;
@@ -74,11 +75,11 @@ pub struct SiteOptions<'a> {
     pub scheduled: bool,
 }
 
-/// A site ready to run: its job, its opened storage (closed when the run ends), and the
-/// output files created for it (removed if its outputs are refused when it starts).
+/// A site ready to run: its crawl on its opened storage, and the output files created for it
+/// (removed if its outputs are refused when it starts).
 pub struct PreparedSite {
-    pub job: SiteJob,
-    pub opened: state::Opened,
+    pub name: String,
+    pub crawl: Crawl,
     pub new_files: NewFiles,
 }
 
@@ -110,18 +111,18 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
     };
     let dir = state::site_dir(o.state, &site.name, &site.starts());
     let who = format!("site \"{}\": ", site.name);
-    let mut names: Vec<String> = sinks.iter().map(|s| s.name()).collect();
-    names.extend(site.output.warc.as_deref().map(super::warc::output_name));
+    let mut plan = Crawler::site(&site, sinks)
+        .origin(state::spider_origin(o.file, &site.name))
+        .config_id(format!("spider:{:016x}:{}", o.file_hash, site.name))
+        .prepare()
+        .with_context(|| who.clone())?;
+    plan.outputs.extend(site.output.warc.as_deref().map(super::warc::output_name));
     let storage_crawl = dir.file_name().and_then(|f| f.to_str()).unwrap_or("site").to_string();
     let storage = state::Storage {
         crawl: storage_crawl.clone(),
         dir,
-        outputs: &names,
+        id: plan.identity(),
         files: site.output.files().cloned().collect(),
-        config_id: format!("spider:{:016x}:{}", o.file_hash, site.name),
-        settings: site.record.clone(),
-        origin: state::spider_origin(o.file, &site.name),
-        politeness: site.crawl.politeness.clone(),
         max_host_pause: site.crawl.max_host_pause,
         who: &who,
         recrawl: o.recrawl,
@@ -132,18 +133,18 @@ pub async fn prepare_site(mut site: SiteSpec, o: &SiteOptions<'_>) -> Result<Pre
         Ok(opened) => opened,
         Err(e) => {
             // Closed first: their locks would keep the files from looking unused.
-            drop(sinks);
+            drop(plan);
             new_files.remove();
             return Err(e.context(who.clone()));
         }
     };
-    site.crawl.warc = site.output.warc.as_deref().map(|warc| {
+    plan.config.warc = site.output.warc.as_deref().map(|warc| {
         let crawl = o.state.redis.crawl.as_deref().unwrap_or(&storage_crawl);
         let archive = super::warc::Archive::at(warc);
         super::warc::config(&archive, crawl, opened.worker.as_deref(), site.crawl.robots.obey)
     });
-    let state = opened.state.clone();
-    Ok(PreparedSite { job: SiteJob { site, sinks, state, on_engine: None }, opened, new_files })
+    let crawl = plan.on(opened).with_context(|| who.clone())?;
+    Ok(PreparedSite { name: site.name, crawl, new_files })
 }
 
 /// Prints a site's summary, with its processors' counts.
@@ -213,44 +214,40 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
     };
     let sites = kumo_control::Sites::default();
     let control = super::listen::start(&a.listen, &sites).await?;
-    let mut jobs = Vec::new();
-    let mut closers = Vec::new();
+    let mut crawls = Vec::new();
     let mut created = std::collections::HashMap::new();
     for site in spiders.sites {
-        let name = site.name.clone();
         let mut p = prepare_site(site, &site_opts).await?;
-        closers.push(p.opened);
-        created.insert(name, p.new_files);
-        p.job.on_engine = control.as_ref().map(|_| super::listen::hook(&sites));
-        jobs.push(p.job);
+        if control.is_some() {
+            sites.put(&p.name, kumo_control::Control::of(p.crawl.engine()));
+        }
+        created.insert(p.name.clone(), p.new_files);
+        crawls.push((p.name, p.crawl));
     }
     let stop = super::interrupt::stop_requests()?;
     let mut exit = Exit::Finished;
     let mut summaries = serde_json::Map::new();
-    let runs = run_sites(jobs, Some(stop)).await;
-    for opened in &closers {
-        opened.close().await;
-    }
-    for run in runs {
-        match run.result {
+    let runs = run_all(crawls, stop).await;
+    for (name, result) in runs {
+        match result {
             Ok(summary) => {
-                say!("site \"{}\":", run.name);
+                say!("site \"{}\":", name);
                 print_summary(&summary);
-                let who = format!("site \"{}\": ", run.name);
+                let who = format!("site \"{}\": ", name);
                 exit =
                     exit.worse(outcome::of_crawl(&summary, &who, !a.state.memory, a.failure_threshold, &[]));
-                summaries.insert(run.name, serde_json::to_value(&summary)?);
+                summaries.insert(name, serde_json::to_value(&summary)?);
             }
             Err(e) => {
                 // Its outputs were refused when it started (one would replace a file it did not
                 // write): the files it created for them hold nothing.
-                if matches!(e, EngineError::Pipeline(_))
-                    && let Some(files) = created.remove(&run.name)
+                if matches!(e, CrawlerError::Engine(EngineError::Pipeline(_)))
+                    && let Some(files) = created.remove(&name)
                 {
                     files.remove();
                 }
                 // With its causes, as every other error is printed.
-                tell!("error: site \"{}\": {:#}", run.name, anyhow::Error::from(e));
+                tell!("error: site \"{}\": {:#}", name, anyhow::Error::from(e));
                 exit = exit.worse(Exit::Error);
             }
         }
@@ -263,4 +260,26 @@ pub async fn run(file: PathBuf, a: &CrawlArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot write the summary to {}", p.display()))?;
     }
     Ok(exit.into())
+}
+
+/// Runs every site at once, each on its own engine and state; results in the order given.
+pub async fn run_all(
+    crawls: Vec<(String, Crawl)>,
+    stop: kumo_spider::StopSignal,
+) -> Vec<(String, Result<Summary, CrawlerError>)> {
+    let handles: Vec<_> = crawls
+        .into_iter()
+        .map(|(name, crawl)| {
+            let stop = stop.clone();
+            tokio::spawn(async move { (name, crawl.run(Some(stop)).await) })
+        })
+        .collect();
+    let mut runs = Vec::with_capacity(handles.len());
+    for h in handles {
+        match h.await {
+            Ok(run) => runs.push(run),
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+    runs
 }

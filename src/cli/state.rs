@@ -9,7 +9,6 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use kumo::store::{Identity, OpenError, RedisStore, Store};
 use kumo_frontier::{Frontier, Politeness};
-use kumo_settings::Record;
 use kumo_store_embedded::{Durability, EmbeddedConfig, EmbeddedStore};
 use kumo_store_redis::{Joined, RedisFrontier, RoundStart};
 use url::Url;
@@ -58,12 +57,6 @@ pub fn site_dir(a: &StateArgs, site: &str, starts: &[Url]) -> PathBuf {
             Path::new(STATE_ROOT).join(format!("{name}-{}", hash.unwrap_or("0")))
         }
     }
-}
-
-/// Opens the store for a crawl of `starts`, or `None` with `--memory`.
-pub fn open(a: &StateArgs, starts: &[Url], politeness: Politeness) -> Result<Option<Arc<EmbeddedStore>>> {
-    let path = a.dir.clone().unwrap_or_else(|| derived_dir(starts));
-    open_at(a, &path, politeness)
 }
 
 /// Opens the store in `path` (discarded first with `--fresh`), or `None` with `--memory`.
@@ -179,19 +172,10 @@ pub struct Storage<'a> {
     pub dir: PathBuf,
     /// The crawl's name in Redis, unless `--crawl` names it.
     pub crawl: String,
-    /// The outputs, for the default worker name and the state's output check.
-    pub outputs: &'a [String],
-    /// The output files among them (not standard output, not a database).
+    /// What the state is checked against (its outputs also name the default worker).
+    pub id: Identity,
+    /// The output files among the outputs (not standard output, not a database).
     pub files: Vec<PathBuf>,
-    /// Identifies the crawl's configuration beyond its settings (a spider file's hash): Redis
-    /// refuses a worker whose differs.
-    pub config_id: String,
-    /// The crawl's settings, compared with the stored ones when it resumes.
-    pub settings: Record,
-    /// What the crawl starts from, in words (its start URLs, or its spider file and site): a
-    /// state directory refuses to resume another.
-    pub origin: String,
-    pub politeness: Politeness,
     pub max_host_pause: Duration,
     /// Prefixes what is said about it (`site "x": `).
     pub who: &'a str,
@@ -232,7 +216,7 @@ fn store_of(a: &StateArgs, s: &Storage<'_>) -> Result<Store> {
     Ok(Store::Redis(RedisStore {
         url: url.clone(),
         crawl,
-        worker: a.redis.worker.clone().unwrap_or_else(|| default_worker(s.outputs)),
+        worker: a.redis.worker.clone().unwrap_or_else(|| default_worker(&s.id.outputs)),
         dead_after: secs(a.redis.dead_after, "--dead-after")?,
         outage_wait: secs(a.redis.redis_wait, "--redis-wait")?,
         fresh: a.fresh,
@@ -250,14 +234,7 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
         )));
     }
     let store = store_of(a, &s)?;
-    let id = Identity {
-        outputs: s.outputs.to_vec(),
-        origin: s.origin.clone(),
-        config_id: s.config_id.clone(),
-        settings: s.settings.clone(),
-        politeness: s.politeness.clone(),
-    };
-    let opened = store.open(&id).await.map_err(|e| match e {
+    let opened = store.open(&s.id).await.map_err(|e| match e {
         // A mistake in the options, as another output is.
         OpenError::Settings { .. } => super::outcome::usage(anyhow::anyhow!("{}{e}", s.who)),
         other => other.into(),
@@ -347,8 +324,6 @@ fn outputs_predate(s: &Storage<'_>, crawl: &str, url: &str) {
 pub fn derived_crawl(starts: &[Url]) -> String {
     derived_dir(starts).file_name().and_then(|f| f.to_str()).unwrap_or("crawl").to_string()
 }
-
-pub use kumo::store::url_origin;
 
 /// A spider-file site's origin: the file (made absolute) and the site's name.
 pub fn spider_origin(file: &Path, site: &str) -> String {

@@ -158,12 +158,17 @@ pub enum ConfigError {
 }
 
 impl CrawlConfig {
+    /// Where the crawl starts: its start URLs, then its sitemaps.
+    pub fn starts(&self) -> impl Iterator<Item = &Url> {
+        self.seeds.iter().chain(&self.sitemaps)
+    }
+
     /// Checks the settings (the seeds' `Args.Check()`).
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.seeds.is_empty() && self.sitemaps.is_empty() {
             return Err(ConfigError::NoSeeds);
         }
-        for s in self.seeds.iter().chain(&self.sitemaps) {
+        for s in self.starts() {
             if !matches!(s.scheme(), "http" | "https") {
                 return Err(ConfigError::SeedScheme(s.to_string()));
             }

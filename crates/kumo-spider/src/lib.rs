@@ -1,7 +1,7 @@
 //! kumo's spiders: what turns pages into data, on the engine's [`Analyzer`] plug-in point.
 //!
 //! - [`config`]: configured spiders — a TOML file of sites with rules and extraction models
-//!   ([`SpiderFile`]), each site run on its own engine by [`run_sites`].
+//!   ([`SpiderFile`]), each site run on its own engine (in memory: [`run_site`]).
 //! - [`Spider`]: a trait for spiders written in Rust (start requests; parse a response into
 //!   requests and items), run through [`SpiderAnalyzer`].
 //! - [`schedule`]: when `kumo run` runs a site again (`[site.schedule]`: every, cron, start,
@@ -36,7 +36,5 @@ pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatche
 #[cfg(feature = "script")]
 pub use kumo_script::{Ceiling as ScriptCeiling, interrupt_all as interrupt_scripts};
 pub use rules::UrlRules;
-pub use run::{
-    OnEngine, SiteJob, SiteRun, SiteState, StopSignal, open_sinks, run_site, run_site_in, run_sites,
-};
+pub use run::{SiteState, StopSignal, open_sinks, run_site};
 pub use spider::{Spider, SpiderAnalyzer, crawl, crawl_spider};

@@ -1,5 +1,5 @@
-//! Running configured sites: each on its own engine (own frontier, politeness and
-//! concurrency — its own share of workers), all at once, each to completion.
+//! What a configured site runs on: its outputs, its state, and a run in memory (the `kumo`
+//! command runs sites through `kumo::Crawler`).
 
 use std::sync::Arc;
 
@@ -9,19 +9,10 @@ use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
 #[cfg(feature = "postgres")]
 use kumo_pipeline::PostgresSink;
-use kumo_pipeline::{
-    CsvSink, Existing, ItemJournal, JsonArraySink, JsonLinesSink, ProcessingSink, Sink, SinkError,
-};
+use kumo_pipeline::{CsvSink, Existing, ItemJournal, JsonArraySink, JsonLinesSink, Sink, SinkError};
 use tokio::sync::watch;
 
 use crate::SiteSpec;
-
-/// How one site's run ended.
-#[derive(Debug)]
-pub struct SiteRun {
-    pub name: String,
-    pub result: Result<Summary, EngineError>,
-}
 
 /// Opens the sinks a site's `output` names (standard output when it names none). A new crawl
 /// refuses a file that holds data unless the output says `overwrite = true`.
@@ -102,70 +93,10 @@ impl SiteState {
     }
 }
 
-/// Called with a site's name and its engine once the engine is ready to start (to watch or
-/// steer it: `kumo crawl --listen`).
-pub type OnEngine = Arc<dyn Fn(&str, &Engine) + Send + Sync>;
-
-/// One site to run: its spec, its sinks and its state.
-pub struct SiteJob {
-    pub site: SiteSpec,
-    pub sinks: Vec<Box<dyn Sink>>,
-    pub state: SiteState,
-    pub on_engine: Option<OnEngine>,
-}
-
-impl SiteJob {
-    /// A site run in memory.
-    pub fn in_memory(site: SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Self {
-        let state = SiteState::memory(&site);
-        SiteJob { site, sinks, state, on_engine: None }
-    }
-}
-
-/// Tells running sites to stop: send `Some(mode)` (a graceful stop, then maybe a stop-now).
+/// Tells a running crawl to stop: send `Some(mode)` (a graceful stop, then maybe a stop-now).
 pub type StopSignal = watch::Receiver<Option<StopMode>>;
 
 /// Runs one site to its end in memory, its items going through its processors into `sinks`.
 pub async fn run_site(site: &SiteSpec, sinks: Vec<Box<dyn Sink>>) -> Result<Summary, EngineError> {
-    run_site_in(site, sinks, SiteState::memory(site), None, None).await
-}
-
-/// Runs one site to its end on `state`; a stop sent on `stop` stops it early (what was not
-/// fetched stays in a durable state for the next run).
-pub async fn run_site_in(
-    site: &SiteSpec,
-    sinks: Vec<Box<dyn Sink>>,
-    state: SiteState,
-    stop: Option<StopSignal>,
-    on_engine: Option<&OnEngine>,
-) -> Result<Summary, EngineError> {
-    let sink = ProcessingSink::new(site.processor_chain(), sinks, site.fail_fast);
-    let mut engine = state.engine();
-    engine.init_with(site.crawl.clone(), state.frontier, vec![Box::new(sink)], site.spider.clone())?;
-    if let Some(f) = on_engine {
-        f(&site.name, &engine);
-    }
-    engine.run(stop).await
-}
-
-/// Runs every site at once, each on its own state; results in the order given.
-pub async fn run_sites(jobs: Vec<SiteJob>, stop: Option<StopSignal>) -> Vec<SiteRun> {
-    let handles: Vec<_> = jobs
-        .into_iter()
-        .map(|job| {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let result = run_site_in(&job.site, job.sinks, job.state, stop, job.on_engine.as_ref()).await;
-                SiteRun { name: job.site.name, result }
-            })
-        })
-        .collect();
-    let mut runs = Vec::with_capacity(handles.len());
-    for h in handles {
-        match h.await {
-            Ok(run) => runs.push(run),
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
-    }
-    runs
+    crate::crawl(site.spider.clone(), site.crawl.clone(), site.processor_chain(), sinks).await
 }

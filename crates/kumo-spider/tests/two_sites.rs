@@ -2,7 +2,7 @@
 //! limits.
 
 use kumo_pipeline::{CollectSink, Sink};
-use kumo_spider::{LoadOptions, SiteJob, SpiderFile, run_sites};
+use kumo_spider::{LoadOptions, SpiderFile, run_site};
 use kumo_testsite::{ServerBuilder, SiteConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,18 +37,13 @@ fields = [{{ name = "title", css = "title" }}]
     let sa = CollectSink::new();
     let sb = CollectSink::new();
     let (ia, ib) = (sa.items(), sb.items());
-    let mut sites = file.sites.into_iter();
-    let runs = run_sites(
-        vec![
-            SiteJob::in_memory(sites.next().unwrap(), vec![Box::new(sa) as Box<dyn Sink>]),
-            SiteJob::in_memory(sites.next().unwrap(), vec![Box::new(sb) as Box<dyn Sink>]),
-        ],
-        None,
-    )
-    .await;
-    let sa = runs[0].result.as_ref().unwrap();
-    let sb = runs[1].result.as_ref().unwrap();
-    assert_eq!(runs[0].name, "a");
+    let (site_a, site_b) = (&file.sites[0], &file.sites[1]);
+    assert_eq!(site_a.name, "a");
+    let (ra, rb) = tokio::join!(
+        run_site(site_a, vec![Box::new(sa) as Box<dyn Sink>]),
+        run_site(site_b, vec![Box::new(sb) as Box<dyn Sink>]),
+    );
+    let (sa, sb) = (ra.unwrap(), rb.unwrap());
     assert!(sa.pages <= 7 && sa.pages > 0, "{sa}");
     assert!(sb.pages > 1, "{sb}");
     // Site b: the seed and its links only (depth 1).
