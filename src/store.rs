@@ -159,6 +159,11 @@ pub enum OpenError {
     #[cfg(feature = "redis")]
     #[error(transparent)]
     Redis(#[from] RedisStoreError),
+    /// Per-IP politeness is kept in the host table of the memory and embedded frontiers only.
+    #[error(
+        "per-IP politeness (--per-ip, --ip-delay) is not built for crawls in Redis yet; run without it, or on a state directory"
+    )]
+    PerIpInRedis,
     /// The crawl's settings differ from the stored ones in some a resumed crawl cannot change.
     #[error("{place}: {refusal} (--fresh starts over)")]
     Settings { place: String, refusal: String },
@@ -248,6 +253,9 @@ fn memory_state(politeness: &Politeness) -> SiteState {
 
 #[cfg(feature = "redis")]
 async fn open_redis(r: &RedisStore, id: &Identity, opened: &mut Opened) -> Result<(), OpenError> {
+    if id.politeness.per_ip.is_some() {
+        return Err(OpenError::PerIpInRedis);
+    }
     if r.fresh {
         opened.cleared = Some(RedisFrontier::forget(&r.url, &r.crawl).await?);
     }

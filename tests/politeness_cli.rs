@@ -113,3 +113,102 @@ async fn a_resumed_crawl_runs_at_its_own_delay() {
     let shortest = gaps.iter().min().unwrap();
     assert!(*shortest < Duration::from_millis(200), "no 400 ms delay after the resume: {gaps:?}");
 }
+
+/// A web of 200 names on 8 addresses, crawled with `--per-ip 2 --per-host 1`: the server's own
+/// log shows no more than 2 requests in flight to an address or 1 to a host, no two starts to
+/// a host closer than the delay (its Crawl-delay from its robots.txt on), robots.txt obeyed,
+/// nothing misrouted or sent to a dead name, every reachable page fetched once, and about one
+/// DNS question per name. The web has no trap host here, so the crawl needs no depth limit: with
+/// one, a crawl paced per host is not breadth-first, and a page first found deeper than its
+/// shortest path has its links cut where the truth's breadth-first search keeps them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_ip_politeness_holds_across_a_web_of_many_names() {
+    use std::collections::{BTreeSet, HashMap};
+
+    use kumo_testsite::{Rules, SyntheticWeb, WebConfig};
+
+    let web = SyntheticWeb::start(WebConfig { max_pages_per_host: 40, trap: false, ..Default::default() })
+        .await
+        .unwrap();
+    let delay = Duration::from_millis(100);
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "crawl".to_string(),
+        "--any-domain".into(),
+        "--dns-server".into(),
+        web.dns_addr().to_string(),
+        "--per-ip".into(),
+        "2".into(),
+        "--per-host".into(),
+        "1".into(),
+        "--delay".into(),
+        "100ms".into(),
+        "--retries".into(),
+        "0".into(),
+        // A 5xx robots.txt pauses its host, an hour by default: the test waits 2 s.
+        "--max-host-pause".into(),
+        "2s".into(),
+        "--state".into(),
+        "st".into(),
+        "-o".into(),
+        "pages.jsonl".into(),
+        "--no-progress".into(),
+    ];
+    args.extend(web.seeds());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = tokio::time::timeout(Duration::from_secs(300), common::kumo_in(dir.path(), &args)).await.unwrap();
+    let err = stderr(&o);
+    let log = web.log();
+    let rules = Rules { host_delay: delay, per_host: 1, per_ip: 2, max_depth: None, ..Default::default() };
+    let judged = web.violations(&rules);
+    assert!(judged.is_clean(), "{judged}\n{err}");
+    // Every page a correct crawl reaches, once; and nothing but those and robots.txt.
+    let truth = web.truth().reachable(None, true);
+    let mut fetched: HashMap<String, usize> = HashMap::new();
+    for h in log.iter().filter(|h| h.path != "/robots.txt") {
+        *fetched.entry(web.url(&h.host, &h.path)).or_default() += 1;
+    }
+    let twice: Vec<_> = fetched.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "fetched more than once: {twice:?}");
+    let got: BTreeSet<String> = fetched.into_keys().collect();
+    let missed: Vec<_> = truth.difference(&got).take(5).collect();
+    assert!(
+        missed.is_empty(),
+        "{} of {} reachable pages missed, e.g. {missed:?}\n{err}",
+        truth.len() - got.len().min(truth.len()),
+        truth.len()
+    );
+    assert_eq!(got.len(), truth.len());
+    // One question per name and record type, give or take a retry.
+    let queries = web.dns().queries();
+    let asked: BTreeSet<(String, String)> =
+        queries.iter().map(|q| (q.name.clone(), q.record_type.clone())).collect();
+    assert!(
+        queries.len() as f64 <= 1.05 * asked.len() as f64,
+        "{} queries for {} names and types",
+        queries.len(),
+        asked.len()
+    );
+}
+
+/// Per-IP politeness needs the host table of the memory and embedded frontiers, and direct
+/// connections: through a proxy, or with the crawl in Redis, it is refused as a usage error
+/// that names it, before anything is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_ip_politeness_is_refused_where_it_cannot_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 2] = [
+        (&["--proxy", "http://127.0.0.1:9"], "proxy resolves names"),
+        (&["--redis", "redis://127.0.0.1:9/"], "not built for crawls in Redis"),
+    ];
+    for (extra, says) in cases {
+        let mut args =
+            vec!["crawl", "http://127.0.0.1:9/", "--per-ip", "2", "-o", "out.jsonl", "--no-progress"];
+        args.extend_from_slice(extra);
+        let o = common::kumo_in(dir.path(), &args).await;
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!dir.path().join("out.jsonl").exists(), "{extra:?}: no output is made");
+    }
+}

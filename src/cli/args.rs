@@ -551,6 +551,17 @@ pub struct TestsiteArgs {
     /// robots.txt), over several loopback ports. Crawl it from the URL printed first.
     #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators", "scripted"])]
     pub hostile: bool,
+    /// Serve a synthetic web of N host names instead (`h1.d1.test`, …) on loopback addresses
+    /// 127.77.x.y, with a DNS server of its own: crawl it from the start URLs printed first,
+    /// with `--dns-server` set to the address printed after them.
+    #[arg(long, value_name = "N", conflicts_with_all = ["dir", "hostile", "validators", "scripted"])]
+    pub web: Option<usize>,
+    /// The synthetic web's addresses (several names on each, as shared hosting has).
+    #[arg(long, value_name = "K", default_value_t = 8, requires = "web")]
+    pub web_addresses: usize,
+    /// The synthetic web's seed: the same seed, the same web.
+    #[arg(long, value_name = "SEED", default_value_t = 1, requires = "web")]
+    pub web_seed: u64,
 }
 
 /// The long names of the options of a parsed subcommand that came from the command line (not

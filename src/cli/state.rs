@@ -236,7 +236,9 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
     let store = store_of(a, &s)?;
     let opened = store.open(&s.id).await.map_err(|e| match e {
         // A mistake in the options, as another output is.
-        OpenError::Settings { .. } => super::outcome::usage(anyhow::anyhow!("{}{e}", s.who)),
+        OpenError::Settings { .. } | OpenError::PerIpInRedis => {
+            super::outcome::usage(anyhow::anyhow!("{}{e}", s.who))
+        }
         other => other.into(),
     })?;
     if !opened.changed.is_empty() {

@@ -1,5 +1,5 @@
-//! `kumo testsite`: serves the synthetic site, the hostile site or a directory on 127.0.0.1
-//! until Ctrl-C.
+//! `kumo testsite`: serves the synthetic site, the hostile site, a synthetic web of many
+//! names or a directory on loopback until Ctrl-C.
 //! The first line on standard output is the base URL (the hostile site's start page), so
 //! scripts (and `kumo bench`) can read it.
 
@@ -7,13 +7,16 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use kumo_testsite::{HostileConfig, HostileSite, ServerBuilder, SiteConfig};
+use kumo_testsite::{HostileConfig, HostileSite, ServerBuilder, SiteConfig, SyntheticWeb, WebConfig};
 
 use super::args::TestsiteArgs;
 
 pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
     if a.hostile {
         return hostile(a.pages).await;
+    }
+    if let Some(hosts) = a.web {
+        return web(hosts, &a).await;
     }
     let mut b = ServerBuilder::new().port(a.port).record(!a.no_record);
     let what = match &a.dir {
@@ -44,6 +47,28 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
     tracing::info!("serving {what} at {}", server.base_url());
     tokio::signal::ctrl_c().await?;
     server.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A synthetic web: prints its start URLs on one line, then its DNS server's address.
+async fn web(hosts: usize, a: &TestsiteArgs) -> Result<ExitCode> {
+    let cfg = WebConfig { seed: a.web_seed, hosts, addresses: a.web_addresses, ..WebConfig::default() };
+    let web = SyntheticWeb::start(cfg).await.context("cannot start the synthetic web")?;
+    let mut out = std::io::stdout();
+    writeln!(out, "{}", web.seeds().join(" "))?;
+    writeln!(out, "{}", web.dns_addr())?;
+    out.flush()?;
+    let t = web.truth();
+    say!(
+        "serving a synthetic web of {} names on {} addresses, port {}, {} pages; its DNS server is {}",
+        t.hosts().len(),
+        t.addresses().len(),
+        web.port(),
+        t.page_count(),
+        web.dns_addr()
+    );
+    tokio::signal::ctrl_c().await?;
+    web.shutdown().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -61,8 +61,11 @@ async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, Contr
         .start()
         .await
         .unwrap();
-    let politeness =
-        Politeness { default: HostPolicy { parallelism: 1, delay, ..Default::default() }, rules: vec![] };
+    let politeness = Politeness {
+        default: HostPolicy { parallelism: 1, delay, ..Default::default() },
+        rules: vec![],
+        per_ip: None,
+    };
     let cfg = CrawlConfig {
         seeds: vec![
             Url::parse(&server.url("/index.html")).unwrap(),

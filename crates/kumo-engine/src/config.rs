@@ -147,6 +147,10 @@ pub enum ConfigError {
     SeedHost(String),
     #[error("concurrency must be at least 1")]
     Concurrency,
+    #[error(
+        "per-IP politeness (per_ip, ip_delay) needs direct connections; through a proxy, the proxy resolves names"
+    )]
+    PerIpProxy,
     #[error("per-host parallelism must be at least 1")]
     Parallelism,
     #[error("the body size cap must be at least 1 byte")]
@@ -178,6 +182,11 @@ impl CrawlConfig {
         }
         if self.concurrency == 0 {
             return Err(ConfigError::Concurrency);
+        }
+        if self.politeness.per_ip.is_some()
+            && (!self.proxies.is_empty() || self.politeness.rules.iter().any(|r| !r.proxies().is_empty()))
+        {
+            return Err(ConfigError::PerIpProxy);
         }
         if self.politeness.default.parallelism == 0
             || self.politeness.rules.iter().any(|r| r.policy.parallelism == 0)

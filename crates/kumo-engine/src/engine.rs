@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kumo_core::{CookieStorage, CookieStorageError};
-use kumo_downloader::{BuildError, CookieJar, Downloader, DownloaderConfig};
+use kumo_downloader::{BuildError, CookieJar, DnsConfig, DnsResolver, Downloader, DownloaderConfig};
 use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
 use kumo_pipeline::{ItemJournal, Pipeline, Sink};
@@ -301,7 +301,12 @@ impl Engine {
             };
             cfg.downloader.cookie_jar = Some(Arc::new(jar));
         }
-        let starts: Vec<_> = cfg.seeds.iter().chain(&cfg.sitemaps).cloned().collect();
+        // Per-IP politeness looks every host up before its first request, through the resolver
+        // the downloaders connect with: the system's configuration unless one was given.
+        if cfg.politeness.per_ip.is_some() && cfg.downloader.dns.is_none() {
+            cfg.downloader.dns = Some(Arc::new(DnsResolver::new(DnsConfig::default())?));
+        }
+        let starts: Vec<_> = cfg.starts().cloned().collect();
         let scope = Scope::new(&cfg.scope, &starts)?;
         // One downloader per proxy (D1, D2, …), or one direct downloader; then one per proxy
         // the limit rules name that is not a crawl-wide one already.

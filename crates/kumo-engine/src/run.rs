@@ -193,6 +193,7 @@ pub(crate) async fn run(
             Event::Stop { sender_gone } => s.handle_stop(sender_gone),
             Event::Pause { sender_gone } => s.handle_pause(sender_gone),
             Event::Steer(order) => s.handle_steer(order).await,
+            Event::Resolved(host, addr) => s.handle_resolved(host, addr).await,
             // Wake-ups only: the next turn leases, publishes or stops, as it would after any
             // event (what it reads may have changed whichever event woke it).
             Event::LeaseWake | Event::LiveTick | Event::OutputBroken => {}

@@ -10,8 +10,10 @@ use std::time::{Duration, Instant, SystemTime};
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Url};
 
 mod inspect;
+mod per_ip;
 
 pub use inspect::{failures_are_recorded, failures_are_requeued, host_queue_shows_what_goes_next};
+pub use per_ip::{an_address_spaces_its_names, names_on_one_address_share_its_slot, run_per_ip};
 
 use crate::{
     Completion, FailureRecord, Frontier, HostAdjustment, HostPolicy, HostRule, LeaseId, Politeness,
@@ -31,7 +33,11 @@ fn req(url: &str, priority: i32) -> (Fingerprint, Request) {
 }
 
 fn open_policy() -> Politeness {
-    Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, rules: vec![] }
+    Politeness {
+        default: HostPolicy { parallelism: 1000, ..Default::default() },
+        rules: vec![],
+        per_ip: None,
+    }
 }
 
 fn cfg(politeness: Politeness) -> SuiteConfig {
@@ -61,6 +67,7 @@ where
             )
             .expect("glob"),
         ],
+        per_ip: None,
     })))
     .await;
     unknown_lease_is_an_error(&make(cfg(open_policy()))).await;
@@ -71,12 +78,14 @@ where
     parallelism_per_host(&make(cfg(Politeness {
         default: HostPolicy { parallelism: 1, ..Default::default() },
         rules: vec![],
+        per_ip: None,
     })))
     .await;
     released_leases_free_their_slot(&make(SuiteConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1, ..Default::default() },
             rules: vec![],
+            per_ip: None,
         },
         lease_ttl: Duration::from_millis(300),
     }))
@@ -90,6 +99,7 @@ where
             )
             .expect("glob"),
         ],
+        per_ip: None,
     })))
     .await;
     rate_limits_per_host(&make(cfg(rate_limited()))).await;
@@ -469,6 +479,7 @@ pub fn rate_limited() -> Politeness {
                 .expect("regex")
                 .with_rate_limit(RateLimit::new(3, B_WINDOW)),
         ],
+        per_ip: None,
     }
 }
 

@@ -240,6 +240,20 @@ pub trait Frontier: Send + Sync {
     /// Applies what the crawl learned about a host (`host[:port]`) to its politeness state.
     async fn adjust_host(&self, host_key: &str, adjustment: HostAdjustment) -> Result<(), FrontierError>;
 
+    /// Hosts with work whose IP address must be looked up before their first lease (per-IP
+    /// politeness, [`crate::Politeness::per_ip`]), at most `max`, each handed out once; the
+    /// crawl answers each with [`Frontier::resolved`]. The default (a backend without per-IP
+    /// politeness) has none.
+    async fn unresolved(&self, _max: usize) -> Result<Vec<String>, FrontierError> {
+        Ok(Vec::new())
+    }
+
+    /// The address `host_key` resolved to, which gates its requests from now on (`None`: it
+    /// has none, and its requests go on to fail as `dns`).
+    async fn resolved(&self, _host_key: &str, _addr: Option<std::net::IpAddr>) -> Result<(), FrontierError> {
+        Ok(())
+    }
+
     /// The learned delays (see [`HostAdjustment::learned_delay`]) of the hosts that have one,
     /// so a resumed crawl's throttle goes on from them. The default (a backend that keeps
     /// none) is empty.

@@ -271,17 +271,37 @@ impl HostRule {
 }
 
 /// `host` from `host:port` (a numeric port only; IPv6 literals keep their brackets).
-fn bare_host(host_key: &str) -> &str {
+pub fn bare_host(host_key: &str) -> &str {
     host_key
         .rsplit_once(':')
         .map_or(host_key, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { host_key })
 }
 
-/// The default policy and the host rules.
+/// The default policy and the host rules, and the policy per IP address.
 #[derive(Debug, Clone, Default)]
 pub struct Politeness {
     pub default: HostPolicy,
     pub rules: Vec<HostRule>,
+    /// Gate every host by its address too (`--per-ip`, `--ip-delay`): a host goes only when
+    /// its rules and its address's allow it. The frontier then hands out each host to be
+    /// resolved before its first lease.
+    pub per_ip: Option<IpPolicy>,
+}
+
+/// What one IP address takes, whichever of its names is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpPolicy {
+    /// Most requests in flight to the address at once; 0: no bound (only the gap).
+    pub parallelism: u32,
+    /// Least time between the starts of two requests to the address.
+    pub delay: Duration,
+}
+
+impl IpPolicy {
+    /// The bound on requests in flight.
+    pub fn cap(&self) -> u32 {
+        if self.parallelism == 0 { u32::MAX } else { self.parallelism }
+    }
 }
 
 impl Politeness {
@@ -374,6 +394,7 @@ mod tests {
                 HostRule::new("*.example.com", slow).unwrap(),
                 HostRule::new("*", HostPolicy { parallelism: 3, ..Default::default() }).unwrap(),
             ],
+            per_ip: None,
         };
         assert_eq!(p.policy_for("www.example.com"), slow);
         assert_eq!(p.policy_for("www.example.com:8080"), slow);
@@ -408,6 +429,7 @@ mod tests {
                 HostRule::new("*.example.com", b).unwrap(),
                 HostRule::regex(r"\d+\.\d+\.\d+\.\d+", c).unwrap(),
             ],
+            per_ip: None,
         };
         assert!(p.rules[0].is_regex() && !p.rules[1].is_regex());
         assert_eq!(p.policy_for("www.example.com"), a);
@@ -436,6 +458,7 @@ mod tests {
                     .with_rate_limits([RateLimit::per_second(10), RateLimit::per_minute(100)]),
                 HostRule::new("*", HostPolicy::default()).unwrap().with_rate_limit(RateLimit::per_hour(5)),
             ],
+            per_ip: None,
         };
         assert_eq!(p.rate_limits_for("a.test"), &[RateLimit::per_second(10), RateLimit::per_minute(100)]);
         assert_eq!(p.rate_limits_for("b.test"), &[RateLimit::per_hour(5)]);
@@ -470,6 +493,7 @@ mod tests {
                     .with_header("x-a", "1"),
                 HostRule::new("*", HostPolicy::default()).unwrap(),
             ],
+            per_ip: None,
         };
         let shop = p.rule_for("www.shop.test").unwrap();
         assert_eq!(shop.proxies(), ["http://127.0.0.1:3128", "socks5://127.0.0.1:1080"], "kept once each");

@@ -21,6 +21,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,8 +31,11 @@ use crate::instant::later;
 use crate::politeness::RateLog;
 use crate::{FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
 
+mod ips;
 mod peek;
 mod waits;
+
+use ips::{IpSlot, Ips, ReadyEntry};
 
 pub use peek::{HostQueue, QueuedRequest};
 pub use waits::{HostView, LiftedPause};
@@ -65,6 +69,8 @@ pub enum Placement {
 #[derive(Debug)]
 pub struct Out {
     pub host: usize,
+    /// The address it was charged to (per-IP politeness), freed when it comes back.
+    ip: Option<u32>,
     pub entry: Entry,
     deadline: Instant,
     /// The request is back from its host (see [`HostTable::release`]): its slot is free.
@@ -120,6 +126,8 @@ struct Host {
     last_lease: Option<Instant>,
     /// Listed in `paced_dirty`.
     pacing_dirty: bool,
+    /// Its address, with per-IP politeness.
+    ip: IpSlot,
 }
 
 impl Host {
@@ -170,7 +178,7 @@ pub struct HostTable {
     hosts: Vec<Host>,
     host_ids: HashMap<Arc<str>, usize>,
     /// (priority of best request, Reverse(sequence), host, generation)
-    ready: BinaryHeap<(Priority, Reverse<u64>, usize, u64)>,
+    ready: BinaryHeap<ReadyEntry>,
     /// Reverse((instant, host, generation))
     waiting: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     leases: HashMap<u64, Out>,
@@ -180,13 +188,18 @@ pub struct HostTable {
     queued: usize,
     /// Paced hosts leased since the last `take_paced_leases`.
     paced_dirty: Vec<usize>,
+    /// The addresses' gates, with per-IP politeness.
+    ips: Option<Ips>,
+    /// Hosts with work whose address is to be looked up ([`IpSlot::Listed`]).
+    unresolved: Vec<usize>,
+    /// Hosts handed out to be looked up, not answered yet.
+    pending: usize,
 }
 
 impl HostTable {
     /// `spill_at`: entries buffered per level before the rest spill (`usize::MAX`: never).
     pub fn new(politeness: Politeness, lease_ttl: Duration, spill_at: usize) -> Self {
         HostTable {
-            politeness,
             lease_ttl,
             spill_at: spill_at.max(1),
             hosts: Vec::new(),
@@ -199,6 +212,10 @@ impl HostTable {
             heap_seq: 0,
             queued: 0,
             paced_dirty: Vec::new(),
+            ips: politeness.per_ip.map(Ips::new),
+            unresolved: Vec::new(),
+            pending: 0,
+            politeness,
         }
     }
 
@@ -228,6 +245,7 @@ impl HostTable {
             generation: 0,
             last_lease: None,
             pacing_dirty: false,
+            ip: if self.ips.is_some() { IpSlot::Unknown } else { IpSlot::Free },
         });
         let i = self.hosts.len() - 1;
         self.host_ids.insert(key, i);
@@ -262,6 +280,16 @@ impl HostTable {
         waits::wake_due(h, now);
         if h.queued == 0 || h.in_flight >= h.policy.parallelism.max(1) {
             return;
+        }
+        match h.ip {
+            // Resolved before its first lease, so even that one is gated by its address.
+            IpSlot::Unknown => {
+                h.ip = IpSlot::Listed;
+                self.unresolved.push(i);
+                return;
+            }
+            IpSlot::Listed | IpSlot::Pending => return,
+            IpSlot::Gated(_) | IpSlot::Free => {}
         }
         // The host may go when its delay and pause have passed and every rate window has a
         // token, and it has a request that is not backing off.
@@ -353,6 +381,22 @@ impl HostTable {
                 self.schedule(i, now);
             }
         }
+        if let Some(ips) = &mut self.ips {
+            let mut back = Vec::new();
+            let hosts = &self.hosts;
+            ips.promote(now, &mut back, |e| hosts[e.2].generation == e.3);
+            self.ready.extend(back);
+        }
+    }
+
+    /// A request charged to address `ip` came back: a host parked on it may go.
+    fn free_ip(&mut self, ip: Option<u32>, now: Instant) {
+        if let (Some(id), Some(ips)) = (ip, &mut self.ips) {
+            let mut back = Vec::new();
+            let hosts = &self.hosts;
+            ips.freed(id, now, &mut back, |e| hosts[e.2].generation == e.3);
+            self.ready.extend(back);
+        }
     }
 
     fn expire_leases(&mut self, now: Instant) {
@@ -367,6 +411,7 @@ impl HostTable {
                 let out = self.leases.remove(&id).expect("present");
                 if !out.released {
                     self.hosts[out.host].in_flight -= 1;
+                    self.free_ip(out.ip, now);
                 }
                 self.requeue_front(out.host, out.entry, Duration::ZERO, now);
             }
@@ -416,8 +461,19 @@ impl HostTable {
         self.promote_waiting(now);
         let mut out = Leased { leases: Vec::with_capacity(max.min(self.queued)), invalid: Vec::new() };
         while out.leases.len() < max {
-            let Some((_, _, i, generation)) = self.ready.pop() else { break };
+            let Some(ready) = self.ready.pop() else { break };
+            let (_, _, i, generation) = ready;
             if self.hosts[i].generation != generation {
+                continue;
+            }
+            let ip = match self.hosts[i].ip {
+                IpSlot::Gated(id) => Some(id),
+                _ => None,
+            };
+            if let (Some(id), Some(ips)) = (ip, &mut self.ips)
+                && !ips.open(id, now)
+            {
+                ips.park(id, ready);
                 continue;
             }
             let Some(entry) = self.pop(i, refill)? else {
@@ -452,7 +508,10 @@ impl HostTable {
                     let id = self.next_lease;
                     let deadline = later(now, self.lease_ttl);
                     self.deadlines.push(Reverse((deadline, id)));
-                    self.leases.insert(id, Out { host: i, entry, deadline, released: false });
+                    if let (Some(ip), Some(ips)) = (ip, &mut self.ips) {
+                        ips.leased(ip, now);
+                    }
+                    self.leases.insert(id, Out { host: i, ip, entry, deadline, released: false });
                     out.leases.push(Lease { id: LeaseId(id), request: req });
                 }
                 // Cannot happen for requests that were valid when queued; reported, not lost.
@@ -468,6 +527,7 @@ impl HostTable {
         let out = self.leases.remove(&id.0).ok_or(FrontierError::UnknownLease(id.0))?;
         if !out.released {
             self.hosts[out.host].in_flight -= 1;
+            self.free_ip(out.ip, Instant::now());
         }
         Ok(out)
     }
@@ -488,8 +548,9 @@ impl HostTable {
             return;
         }
         out.released = true;
-        let host = out.host;
+        let (host, ip) = (out.host, out.ip);
         self.hosts[host].in_flight -= 1;
+        self.free_ip(ip, now);
         self.schedule(host, now);
     }
 
@@ -504,13 +565,71 @@ impl HostTable {
             }
             self.ready.pop();
         }
+        let mut next = None;
         while let Some(Reverse((at, i, generation))) = self.waiting.peek().copied() {
             if self.hosts[i].generation == generation {
-                return Readiness::At(at);
+                next = Some(at);
+                break;
             }
             self.waiting.pop();
         }
-        Readiness::Blocked
+        // An address's gap ending may free a parked host.
+        let ip_next = self.ips.as_ref().and_then(Ips::next_timer);
+        match next.into_iter().chain(ip_next).min() {
+            Some(at) => Readiness::At(at),
+            None => Readiness::Blocked,
+        }
+    }
+
+    /// Up to `max` hosts with work whose address is to be looked up (per-IP politeness),
+    /// each handed out once; the answer comes back through [`HostTable::resolved`].
+    pub fn take_unresolved(&mut self, max: usize) -> Vec<Arc<str>> {
+        let n = max.min(self.unresolved.len());
+        let mut keys = Vec::with_capacity(n);
+        for i in self.unresolved.drain(..n) {
+            let h = &mut self.hosts[i];
+            // Answered meanwhile (`--resolve`).
+            if h.ip != IpSlot::Listed {
+                continue;
+            }
+            h.ip = IpSlot::Pending;
+            self.pending += 1;
+            keys.push(h.key.clone());
+        }
+        keys
+    }
+
+    /// Whether hosts wait for their address to be looked up, or are being looked up.
+    pub fn resolving(&self) -> bool {
+        !self.unresolved.is_empty() || self.pending > 0
+    }
+
+    /// The address `host_key` resolved to, gating its requests from now on; `None`: it has
+    /// none (its requests go, and fail as `dns`). A host resumed from an earlier run charges
+    /// its last lease to the address, as its own spacing is restored.
+    pub fn resolved(&mut self, host_key: &str, addr: Option<IpAddr>, now: Instant) {
+        let (i, _) = self.host_for(host_key, now);
+        let Some(ips) = &mut self.ips else { return };
+        let h = &mut self.hosts[i];
+        if h.ip == IpSlot::Pending {
+            self.pending -= 1;
+        }
+        h.ip = match addr {
+            Some(addr) => {
+                let id = ips.id(addr, now);
+                if let Some(t) = h.last_lease {
+                    ips.restore(id, t);
+                }
+                IpSlot::Gated(id)
+            }
+            None => IpSlot::Free,
+        };
+        self.schedule(i, now);
+    }
+
+    /// How many addresses the crawl's hosts are on (per-IP politeness; else 0).
+    pub fn addresses(&self) -> usize {
+        self.ips.as_ref().map_or(0, Ips::len)
     }
 
     /// Applies what the crawl learned about a host. Returns the host's index.
@@ -621,5 +740,7 @@ pub struct HostPacing {
     pub last_lease: Option<Instant>,
 }
 
+#[cfg(test)]
+mod ip_tests;
 #[cfg(test)]
 mod tests;

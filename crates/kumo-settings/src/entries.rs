@@ -221,6 +221,24 @@ pub static SETTINGS: &[Setting] = &[
         )
     },
     s(
+        "per_ip",
+        COUNT,
+        "0",
+        "N",
+        Politeness,
+        Free,
+        "Requests in flight at once to one IP address, whichever of its names is asked (0: no bound); with it or ip_delay, each host is looked up before its first request.",
+    ),
+    s(
+        "ip_delay",
+        DELAY,
+        "0s",
+        "DURATION",
+        Politeness,
+        Free,
+        "Least time between two requests to one IP address, whichever of its names is asked.",
+    ),
+    s(
         "rate_limit",
         Kind::List,
         "",

@@ -309,6 +309,15 @@ impl Frontier for EmbeddedStore {
         Ok(self.lock().table.readiness(Instant::now()))
     }
 
+    async fn unresolved(&self, max: usize) -> Result<Vec<String>, FrontierError> {
+        Ok(self.lock().table.take_unresolved(max).iter().map(ToString::to_string).collect())
+    }
+
+    async fn resolved(&self, host_key: &str, addr: Option<std::net::IpAddr>) -> Result<(), FrontierError> {
+        self.lock().table.resolved(host_key, addr, Instant::now());
+        Ok(())
+    }
+
     async fn adjust_host(&self, host_key: &str, adj: HostAdjustment) -> Result<(), FrontierError> {
         let mut inner = self.lock();
         let i = inner.table.adjust(host_key, adj, Instant::now());

@@ -1,7 +1,7 @@
 //! The embedded store passes the same conformance suite as the in-memory frontier, with
 //! spilling forced (one request in memory per level) and without, and survives reopening.
 
-use kumo_frontier::conformance::{SuiteConfig, run_all, survives_reopen};
+use kumo_frontier::conformance::{SuiteConfig, run_all, run_per_ip, survives_reopen};
 use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
 
 fn open(dir: &std::path::Path, c: SuiteConfig, spill_at: usize) -> EmbeddedStore {
@@ -10,24 +10,28 @@ fn open(dir: &std::path::Path, c: SuiteConfig, spill_at: usize) -> EmbeddedStore
     EmbeddedStore::open(dir, cfg).expect("open")
 }
 
+/// A fresh store for each check, in its own folder under `root`.
+fn fresh(root: &std::path::Path, spill_at: usize) -> impl Fn(SuiteConfig) -> EmbeddedStore + '_ {
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    move |c| open(&root.join(n.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string()), c, spill_at)
+}
+
 #[tokio::test]
 async fn embedded_store_conforms() {
     let root = tempfile::tempdir().unwrap();
-    let n = std::sync::atomic::AtomicUsize::new(0);
-    run_all(|c| {
-        open(&root.path().join(n.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string()), c, 256)
-    })
-    .await;
+    run_all(fresh(root.path(), 256)).await;
 }
 
 #[tokio::test]
 async fn embedded_store_conforms_while_spilling() {
     let root = tempfile::tempdir().unwrap();
-    let n = std::sync::atomic::AtomicUsize::new(0);
-    run_all(|c| {
-        open(&root.path().join(n.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string()), c, 1)
-    })
-    .await;
+    run_all(fresh(root.path(), 1)).await;
+}
+
+#[tokio::test]
+async fn embedded_store_keeps_politeness_per_ip() {
+    let root = tempfile::tempdir().unwrap();
+    run_per_ip(fresh(root.path(), 1)).await;
 }
 
 #[tokio::test]
@@ -37,6 +41,7 @@ async fn embedded_store_survives_reopen() {
         politeness: kumo_frontier::Politeness {
             default: kumo_frontier::HostPolicy { parallelism: 1000, ..Default::default() },
             rules: vec![],
+            per_ip: None,
         },
         lease_ttl: std::time::Duration::from_secs(600),
     };
@@ -57,6 +62,7 @@ async fn a_resume_takes_its_own_delay_and_keeps_crawl_delays() {
         let politeness = Politeness {
             default: HostPolicy { delay: Duration::from_millis(delay_ms), ..Default::default() },
             rules: vec![],
+            per_ip: None,
         };
         let cfg = EmbeddedConfig { politeness, ..Default::default() };
         EmbeddedStore::open(root.path(), cfg).expect("open")

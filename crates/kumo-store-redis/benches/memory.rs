@@ -40,8 +40,11 @@ fn main() {
         let options = RedisOptions { appendfsync: Appendfsync::Everysec, ..Default::default() };
         let redis = Redis::start_with(options).await.expect("redis-server starts");
         let mut cfg = RedisConfig::new(&redis.unix_url(), "memory", "bench");
-        cfg.politeness =
-            Politeness { default: HostPolicy { parallelism: 64, ..Default::default() }, rules: vec![] };
+        cfg.politeness = Politeness {
+            default: HostPolicy { parallelism: 64, ..Default::default() },
+            rules: vec![],
+            per_ip: None,
+        };
         cfg.lease_ttl = Duration::from_secs(3600);
         let f = RedisFrontier::open(cfg).await.expect("open");
         let base = used_memory(&redis);

@@ -1,5 +1,6 @@
 //! The conformance suite every frontier backend passes, against a real `redis-server`
-//! started for this test on a free port.
+//! started for this test on a free port (all but the per-IP checks: `--redis` refuses
+//! `--per-ip` until its frontier keeps addresses).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

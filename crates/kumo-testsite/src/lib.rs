@@ -22,6 +22,16 @@
 //! NXDOMAIN, NODATA, silence, SERVFAIL, delays) and logs them: the name server of a synthetic
 //! web of many host names.
 //!
+//! [`SyntheticWeb`] is that web: a seeded [`WebConfig`] makes thousands of host names
+//! (`h{i}.d{j}.test`, several per registrable domain) served by `Host` from a few loopback
+//! addresses `127.77.x.y` on one port, with a [`DnsServer`] answering for them (A records,
+//! NXDOMAIN, silence), heavy-tailed page counts, cross-host links with a popularity skew, every
+//! kind of robots.txt, slow and refusing hosts, a trap host and a spam farm. Pages are computed
+//! on demand, so a million of them cost nothing until asked for. [`WebTruth`] says what a
+//! correct crawl fetches, and [`SyntheticWeb::violations`] judges a crawl's politeness (gaps and
+//! overlaps per host and per address, robots.txt, misrouted requests) from the server's log of
+//! [`WebHit`]s against [`Rules`].
+//!
 //! Every request is counted; with recording on (the default) each one is also logged as a
 //! [`Hit`]. Benchmarks turn recording off so the server never takes a lock.
 //!
@@ -59,6 +69,7 @@ mod server;
 pub mod services;
 mod synthetic;
 mod tls;
+mod web;
 
 pub use dns::{DnsBehaviour, DnsQuery, DnsServer, DnsZone};
 pub use fixture::Fixture;
@@ -69,3 +80,6 @@ pub use scripted::{ScriptedSite, ScriptedTruth};
 pub use server::{ServerBuilder, TestServer};
 pub use synthetic::{GroundTruth, SiteConfig};
 pub use tls::TlsIdentity;
+pub use web::{
+    HostKind, Robots, RobotsMix, Rules, SyntheticWeb, Tally, Violations, WebConfig, WebHit, WebHost, WebTruth,
+};

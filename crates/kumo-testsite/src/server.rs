@@ -13,7 +13,7 @@ use http::request::Parts;
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper::service::service_fn;
+use hyper::service::{HttpService, service_fn};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
@@ -328,7 +328,19 @@ where
         let router = Arc::clone(&router);
         async move { Ok::<_, Infallible>(router.handle(req).await) }
     });
-    let conn = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service);
+    serve_http1(stream, service, &mut stop).await;
+}
+
+/// Serves one HTTP/1 connection with keep-alive until the client leaves or `stop` changes;
+/// then lets the response under way finish within a grace period.
+pub(crate) async fn serve_http1<I, S>(io: I, service: S, stop: &mut watch::Receiver<()>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     tokio::select! {
         // Connection errors (a client hanging up mid-response) are the client's business.

@@ -13,7 +13,7 @@ use hickory_resolver::config::{
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::net::{DnsError, NetError, NoRecords};
 use hickory_resolver::{Resolver, TokioResolver};
-use kumo_testsite::{DnsBehaviour, DnsServer, DnsZone};
+use kumo_testsite::{DnsBehaviour, DnsServer, DnsZone, HostKind, SyntheticWeb, WebConfig};
 use tokio::net::UdpSocket;
 use tokio::time::timeout;
 
@@ -288,4 +288,39 @@ async fn shutdown_frees_the_port() {
     let again = DnsServer::start_on(addr, zone).await.unwrap();
     assert_eq!(again.addr(), addr);
     assert_eq!(ask(addr, "shop.kumo.test.", RecordType::A).await.answers.len(), 1);
+}
+
+#[tokio::test]
+async fn a_synthetic_webs_dns_server_answers_for_every_name() {
+    let small =
+        WebConfig { hosts: 40, addresses: 3, latency: Duration::ZERO, slow_hosts: 0, ..WebConfig::default() };
+    let web = SyntheticWeb::start(small).await.unwrap();
+    let truth = web.truth();
+    // Under the resolver's 333 ms resend interval: a silent name costs one datagram.
+    let dns = resolver(web.dns_addr(), Duration::from_millis(300));
+    let mut asked = Vec::new();
+    for kind in [HostKind::Ordinary, HostKind::Trap, HostKind::Spam, HostKind::Refusing] {
+        for name in truth.names(kind).into_iter().take(3) {
+            let found: Vec<IpAddr> = dns.lookup_ip(format!("{name}.")).await.unwrap().iter().collect();
+            let addr = truth.host(name).unwrap().addr.unwrap();
+            assert_eq!(found, [IpAddr::V4(addr)], "{name}");
+            // A refusing name points where nothing of the web listens.
+            assert_eq!(truth.addresses().contains(&addr), kind != HostKind::Refusing, "{name}");
+            asked.push(name);
+        }
+    }
+    for name in truth.names(HostKind::NxDomain) {
+        let err = dns.lookup_ip(format!("{name}.")).await.unwrap_err();
+        assert!(err.is_nx_domain(), "{name}: {err:?}");
+        asked.push(name);
+    }
+    let silent = truth.names(HostKind::Silent)[0];
+    let err = dns.lookup_ip(format!("{silent}.")).await.unwrap_err();
+    assert!(matches!(err, NetError::Timeout), "{silent}: {err:?}");
+    asked.push(silent);
+    timeout(PATIENCE, web.dns().wait_for_queries(asked.len())).await.expect("every query arrived");
+    for name in asked {
+        assert_eq!(web.dns().queries_for(name), 1, "{name}");
+    }
+    web.shutdown().await;
 }

@@ -2,11 +2,13 @@
 //! [`Scheduler::next_event`] (the only `select!` of the loop) and a handler per event that
 //! changes the run's state.
 
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 
 use tokio::time::{Instant, sleep_until};
 
 use super::Scheduler;
+use super::lookups::Lookups;
 use crate::commit::{self, Committed};
 use crate::results::storage_error;
 use crate::stages::PageResult;
@@ -37,6 +39,16 @@ pub(crate) enum Event {
     LiveTick,
     /// An output failed (the next turn stops the crawl).
     OutputBroken,
+    /// A host's address was looked up (`None`: it has none).
+    Resolved(String, Option<IpAddr>),
+}
+
+/// The next answer of the DNS stage; pending forever without one.
+async fn next_answer(lookups: &mut Option<Lookups>) -> (String, Option<IpAddr>) {
+    match lookups {
+        Some(l) => l.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl Scheduler<'_> {
@@ -63,6 +75,9 @@ impl Scheduler<'_> {
             _ = sleep_until(self.live.next()), if self.watched => Event::LiveTick,
             // The pipeline task outlives the loop, so its sender does not go away before.
             _ = self.broken.changed(), if !self.stopping => Event::OutputBroken,
+            (host, addr) = next_answer(&mut self.lookups), if self.lookups.as_ref().is_some_and(|l| !l.is_idle()) => {
+                Event::Resolved(host, addr)
+            }
         }
     }
 
@@ -79,6 +94,13 @@ impl Scheduler<'_> {
                 }
             }
             _ => self.commit_group().await,
+        }
+    }
+
+    /// A host's address is known: the frontier gates it by that address from now on.
+    pub async fn handle_resolved(&mut self, host: String, addr: Option<IpAddr>) {
+        if let Err(e) = self.frontier.resolved(&host, addr).await {
+            self.storage_failed(e);
         }
     }
 

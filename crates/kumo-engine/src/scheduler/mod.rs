@@ -10,6 +10,7 @@
 mod end;
 mod events;
 mod figures;
+mod lookups;
 mod workers;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use tokio::time::Instant;
 
 pub(crate) use self::events::Event;
 use self::figures::LiveFeed;
+use self::lookups::Lookups;
 use self::workers::Workers;
 use crate::buffers::{Gauge, Gauged};
 use crate::commit::Committer;
@@ -98,6 +100,8 @@ pub(crate) struct Scheduler<'p> {
     wake: Option<Instant>,
     /// Since when slots are free and work is queued but no host may go yet: politeness.
     polite_since: Option<Instant>,
+    /// Hosts being looked up, with per-IP politeness (`lookups.rs`).
+    lookups: Option<Lookups>,
 }
 
 impl<'p> Scheduler<'p> {
@@ -140,6 +144,7 @@ impl<'p> Scheduler<'p> {
         }
         .spawn(item_rx);
         let deadline = cfg.max_duration.and_then(|d| Instant::now().checked_add(d));
+        let lookups = cfg.politeness.per_ip.and(cfg.downloader.dns.clone()).map(Lookups::new);
         Scheduler {
             pages_at_start: tally.pages,
             pages_done: limits.pages_before(),
@@ -170,6 +175,7 @@ impl<'p> Scheduler<'p> {
             watched: false,
             wake: None,
             polite_since: None,
+            lookups,
         }
     }
 
@@ -186,6 +192,9 @@ impl<'p> Scheduler<'p> {
         }
         self.read_failures();
         self.check_limits();
+        if !self.stopping {
+            self.start_lookups().await;
+        }
         if !self.stopping && !self.paused && self.room() > 0 {
             self.lease().await;
         }
@@ -292,6 +301,19 @@ impl<'p> Scheduler<'p> {
         self.parts.progress.in_flight.store(self.in_flight as u64, Ordering::Relaxed);
     }
 
+    /// Starts looking up the hosts the frontier hands out to be resolved (per-IP politeness).
+    async fn start_lookups(&mut self) {
+        let Some(lookups) = &mut self.lookups else { return };
+        let room = lookups.room();
+        if room == 0 {
+            return;
+        }
+        match self.frontier.unresolved(room).await {
+            Ok(hosts) => hosts.into_iter().for_each(|h| lookups.start(h)),
+            Err(e) => self.storage_failed(e),
+        }
+    }
+
     /// When the frontier can next hand out work; `Empty` once the crawl is stopping.
     async fn readiness(&mut self) -> Readiness {
         if self.stopping {
@@ -342,7 +364,7 @@ impl<'p> Scheduler<'p> {
 
     /// A frontier call the crawl cannot go on without failed: it stops, naming the first
     /// such error.
-    fn storage_failed(&mut self, e: FrontierError) {
+    pub(crate) fn storage_failed(&mut self, e: FrontierError) {
         self.stop_error.get_or_insert_with(|| e.to_string());
         storage_error(self.parts, &mut self.tally, e);
         self.cause = Some(StopCause::StorageError);
