@@ -159,11 +159,9 @@ pub enum OpenError {
     #[cfg(feature = "redis")]
     #[error(transparent)]
     Redis(#[from] RedisStoreError),
-    /// Per-IP politeness is kept in the host table of the memory and embedded frontiers only.
-    #[error(
-        "per-IP politeness (--per-ip, --ip-delay) is not built for crawls in Redis yet; run without it, or on a state directory"
-    )]
-    PerIpInRedis,
+    /// A setting only the host table of the memory and embedded frontiers keeps.
+    #[error("{0} is not built for crawls in Redis yet; run without it, or on a state directory")]
+    NotInRedis(&'static str),
     /// The crawl's settings differ from the stored ones in some a resumed crawl cannot change.
     #[error("{place}: {refusal} (--fresh starts over)")]
     Settings { place: String, refusal: String },
@@ -254,7 +252,10 @@ fn memory_state(politeness: &Politeness) -> SiteState {
 #[cfg(feature = "redis")]
 async fn open_redis(r: &RedisStore, id: &Identity, opened: &mut Opened) -> Result<(), OpenError> {
     if id.politeness.per_ip.is_some() {
-        return Err(OpenError::PerIpInRedis);
+        return Err(OpenError::NotInRedis("per-IP politeness (--per-ip, --ip-delay)"));
+    }
+    if id.politeness.budget.is_on() {
+        return Err(OpenError::NotInRedis("a page budget (--max-pages-per-host, --max-pages-per-domain)"));
     }
     if r.fresh {
         opened.cleared = Some(RedisFrontier::forget(&r.url, &r.crawl).await?);

@@ -104,7 +104,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         politeness: Politeness {
             default: HostPolicy { parallelism: a.per_host, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         keep_pages: a.recrawl,
         ..Default::default()

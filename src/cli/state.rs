@@ -236,7 +236,7 @@ pub async fn open_storage(a: &StateArgs, s: Storage<'_>) -> Result<Opened> {
     let store = store_of(a, &s)?;
     let opened = store.open(&s.id).await.map_err(|e| match e {
         // A mistake in the options, as another output is.
-        OpenError::Settings { .. } | OpenError::PerIpInRedis => {
+        OpenError::Settings { .. } | OpenError::NotInRedis(_) => {
             super::outcome::usage(anyhow::anyhow!("{}{e}", s.who))
         }
         other => other.into(),

@@ -64,7 +64,7 @@ async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, Contr
     let politeness = Politeness {
         default: HostPolicy { parallelism: 1, delay, ..Default::default() },
         rules: vec![],
-        per_ip: None,
+        ..Default::default()
     };
     let cfg = CrawlConfig {
         seeds: vec![

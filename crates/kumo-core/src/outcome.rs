@@ -29,6 +29,9 @@ pub enum SkipReason {
     /// A URL shape that only spider traps make: a path whose segments repeat (`/a/b/a/b/a/b`)
     /// or that is deeper than the segment limit.
     Trap,
+    /// Its host or its registrable domain has used its page budget (`max_pages_per_host`,
+    /// `max_pages_per_domain`).
+    Budget,
 }
 
 impl SkipReason {
@@ -44,6 +47,7 @@ impl SkipReason {
             SkipReason::Robots => "robots",
             SkipReason::UrlTooLong => "url-too-long",
             SkipReason::Trap => "trap",
+            SkipReason::Budget => "budget",
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use kumo_core::SkipReason;
-use kumo_frontier::{Commit, Completion, Frontier, FrontierError};
+use kumo_frontier::{Commit, Completion, Frontier, FrontierError, PushReport};
 use kumo_warc::{Records, WarcWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -26,6 +26,8 @@ use crate::stages::PageResult;
 pub(crate) struct Committed {
     /// Links the frontier had seen already.
     seen: u64,
+    /// Links over their host's or domain's page budget.
+    budget: u64,
     error: Option<FrontierError>,
     /// How long the frontier took.
     took: std::time::Duration,
@@ -105,6 +107,7 @@ impl Committer {
 /// Counts a finished commit's report.
 pub(crate) fn apply(parts: &Parts, tally: &mut Tally, done: Committed) {
     tally.skip(SkipReason::Seen, done.seen);
+    tally.skip(SkipReason::Budget, done.budget);
     tally.commit_latency.observe(done.took);
     if let Some(e) = done.error {
         storage_error(parts, tally, e);
@@ -147,21 +150,22 @@ impl CommitTask {
         commit.counters = Some(Box::new(move |pushed| {
             let mut tally = tally.clone();
             tally.skip(SkipReason::Seen, pushed.seen as u64);
+            tally.skip(SkipReason::Budget, pushed.budget as u64);
             serde_json::to_vec(&tally).unwrap_or_default()
         }));
         let started = std::time::Instant::now();
         let result = self.frontier.commit(commit).await;
         let took = started.elapsed();
-        let (seen, stats, batch, error) = match result {
+        let (pushed, stats, batch, error) = match result {
             Ok(report) => {
                 let batch = (!report.items.is_empty() || report.journaled_to.is_some())
                     .then_some(ItemBatch { items: report.items, journaled_to: report.journaled_to });
-                (report.pushed.seen as u64, report.stats, batch, None)
+                (report.pushed, report.stats, batch, None)
             }
             Err(e) => {
                 // The first failure stops the crawl and is the one named.
                 let _ = self.commit_failure.set(e.to_string());
-                (0, None, None, Some(e))
+                (PushReport::default(), None, None, Some(e))
             }
         };
         let stats = match stats {
@@ -176,7 +180,7 @@ impl CommitTask {
             // Back-pressure: a slow sink holds this commit open, and the next waits for it.
             let _ = self.item_tx.send(batch).await;
         }
-        Committed { seen, error, took }
+        Committed { seen: pushed.seen as u64, budget: pushed.budget as u64, error, took }
     }
 
     /// The archive failed: nothing is committed, and the crawl stops (the first failure is
@@ -184,6 +188,6 @@ impl CommitTask {
     fn unarchived(&self, message: String) -> Committed {
         tracing::error!(error = %message, "cannot write the WARC archive; stopping");
         let _ = self.warc_failure.set(message);
-        Committed { seen: 0, error: None, took: std::time::Duration::ZERO }
+        Committed { seen: 0, budget: 0, error: None, took: std::time::Duration::ZERO }
     }
 }

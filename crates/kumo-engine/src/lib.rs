@@ -24,6 +24,7 @@ mod archive;
 mod buffers;
 mod commit;
 mod config;
+mod departures;
 mod engine;
 mod errors;
 mod group;

@@ -16,6 +16,7 @@ use crate::analyze::{Analysis, Analyzer, ScriptFailure};
 use crate::analyzer_registrar::{AnalyzerRegistrar, RegisteredAnalyzer};
 use crate::archive;
 use crate::buffers::Gauged;
+use crate::departures::Departures;
 use crate::registrar::{Registered, Registrar};
 use crate::robots::{Decision, RobotsCache};
 use crate::{CrawlConfig, CrawlError, ErrorStream, Visit};
@@ -150,6 +151,8 @@ pub(crate) struct DownloadStage {
     pub scope: Arc<Scope>,
     pub registrar: Arc<Registrar>,
     pub robots: Option<Arc<RobotsCache>>,
+    /// Each paced host's last departure (`departures.rs`).
+    pub departures: Departures,
 }
 
 impl DownloadStage {
@@ -173,6 +176,7 @@ impl DownloadStage {
             });
         };
         let Some(robots) = &self.robots else {
+            self.departures.wait_turn(&lease.request.host_key(), lease.spacing).await;
             let result = fetch(&self.cfg, &picked, lease.request).await;
             return Handled::Fetched(Fetched {
                 lease: lease.id,
@@ -182,6 +186,10 @@ impl DownloadStage {
             });
         };
         let check = robots.check(&lease.request, &picked.downloader).await;
+        if check.fresh.is_some() {
+            // Its robots.txt request just went: the page keeps its spacing from it.
+            self.departures.note(&lease.request.host_key(), lease.spacing);
+        }
         let archive: Vec<Records> = match &self.cfg.warc {
             Some(w) => {
                 check.exchanges.iter().filter_map(|r| archive::records(&w.record, r, &[], None)).collect()
@@ -250,6 +258,7 @@ impl DownloadStage {
                 return reply(Outcome::Deferred(spacing), adjust, extra, archive);
             }
         }
+        self.departures.wait_turn(&lease.request.host_key(), lease.spacing).await;
         Handled::Fetched(Fetched {
             lease: lease.id,
             result: fetch(&self.cfg, &picked, lease.request).await,

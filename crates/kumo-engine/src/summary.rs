@@ -221,6 +221,13 @@ impl fmt::Display for Summary {
             "  retries: {}, failed: {}, left queued: {}, hosts: {}",
             self.retries, self.failed, self.frontier.queued, self.frontier.hosts
         )?;
+        let (hosts, domains) = (self.frontier.hosts_over_budget, self.frontier.domains_over_budget);
+        if hosts + domains > 0 {
+            writeln!(
+                f,
+                "  budgets:   used up by {hosts} hosts and {domains} domains (links past them skipped as budget)"
+            )?;
+        }
         if self.items_held > 0 {
             writeln!(f, "  held back: {} items past the item limit, not written", self.items_held)?;
         }

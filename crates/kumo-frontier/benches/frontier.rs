@@ -23,7 +23,7 @@ fn frontier() -> MemoryFrontier {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1_000_000, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         ..Default::default()
     })

@@ -9,9 +9,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Url};
 
+mod budget;
 mod inspect;
 mod per_ip;
 
+pub use budget::{a_domain_queues_its_budget, a_host_queues_its_budget, run_budgets};
 pub use inspect::{failures_are_recorded, failures_are_requeued, host_queue_shows_what_goes_next};
 pub use per_ip::{an_address_spaces_its_names, names_on_one_address_share_its_slot, run_per_ip};
 
@@ -36,7 +38,7 @@ fn open_policy() -> Politeness {
     Politeness {
         default: HostPolicy { parallelism: 1000, ..Default::default() },
         rules: vec![],
-        per_ip: None,
+        ..Default::default()
     }
 }
 
@@ -67,7 +69,7 @@ where
             )
             .expect("glob"),
         ],
-        per_ip: None,
+        ..Default::default()
     })))
     .await;
     unknown_lease_is_an_error(&make(cfg(open_policy()))).await;
@@ -78,14 +80,14 @@ where
     parallelism_per_host(&make(cfg(Politeness {
         default: HostPolicy { parallelism: 1, ..Default::default() },
         rules: vec![],
-        per_ip: None,
+        ..Default::default()
     })))
     .await;
     released_leases_free_their_slot(&make(SuiteConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         lease_ttl: Duration::from_millis(300),
     }))
@@ -99,7 +101,7 @@ where
             )
             .expect("glob"),
         ],
-        per_ip: None,
+        ..Default::default()
     })))
     .await;
     rate_limits_per_host(&make(cfg(rate_limited()))).await;
@@ -479,7 +481,7 @@ pub fn rate_limited() -> Politeness {
                 .expect("regex")
                 .with_rate_limit(RateLimit::new(3, B_WINDOW)),
         ],
-        per_ip: None,
+        ..Default::default()
     }
 }
 

@@ -17,6 +17,10 @@ pub struct LeaseId(pub u64);
 pub struct Lease {
     pub id: LeaseId,
     pub request: Request,
+    /// The least gap its host keeps between requests, as it stood at the lease: the downloader
+    /// holds a request that would leave closer than this to its host's last one (a lease may
+    /// wait in a queue and leave late). Zero: not paced.
+    pub spacing: std::time::Duration,
 }
 
 /// A request that failed for good, kept so it can be inspected and re-queued.
@@ -87,12 +91,15 @@ pub struct PushReport {
     pub added: usize,
     /// Dropped as already seen.
     pub seen: usize,
+    /// Not queued: their host or domain has used its page budget.
+    pub budget: usize,
 }
 
 impl PushReport {
     pub fn merge(&mut self, other: PushReport) {
         self.added += other.added;
         self.seen += other.seen;
+        self.budget += other.budget;
     }
 }
 
@@ -107,6 +114,15 @@ pub struct FrontierStats {
     pub hosts: usize,
     /// Failures recorded.
     pub failed: usize,
+    /// Hosts and registrable domains that have used their page budget.
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub hosts_over_budget: usize,
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub domains_over_budget: usize,
+}
+
+fn is_zero_usize(v: &usize) -> bool {
+    *v == 0
 }
 
 impl FrontierStats {

@@ -38,7 +38,9 @@ pub use frontier::{
 };
 pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};
-pub use politeness::{BadRateLimit, HostPolicy, HostRule, IpPolicy, Politeness, RateLimit, bare_host};
+pub use politeness::{
+    BadRateLimit, Budget, HostPolicy, HostRule, IpPolicy, Politeness, RateLimit, bare_host,
+};
 pub use revisit::{Revisits, round_counters};
 pub use schedule::{HostQueue, HostView, LiftedPause, QueuedRequest};
 pub use scope::{

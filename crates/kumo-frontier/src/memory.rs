@@ -106,19 +106,67 @@ impl<S: SeenSet> MemoryFrontier<S> {
         if requests.is_empty() {
             return Ok((Vec::new(), PushReport::default()));
         }
+        let mut report = PushReport::default();
+        let (requests, counted) = self.within_budget(requests, &mut report).await?;
         let fps: Vec<Fingerprint> = requests.iter().map(|(f, _)| *f).collect();
         let fresh = self.seen.insert_many(&fps).await?;
-        let mut report = PushReport::default();
         let mut out = Vec::with_capacity(requests.len());
-        for ((_, req), new) in requests.into_iter().zip(fresh) {
+        let now = Instant::now();
+        for (((_, req), new), counted) in requests.into_iter().zip(fresh).zip(counted) {
             if new {
                 report.added += 1;
                 out.push(req);
             } else {
                 report.seen += 1;
+                // Counted against its budget, but a repeat within the batch.
+                if counted {
+                    self.lock().table.unadmit(&req.host_key(), now);
+                }
             }
         }
         Ok((out, report))
+    }
+
+    /// Drops the links whose host or domain has used its page budget (not marking them
+    /// seen), and says which of the rest were counted against a budget.
+    async fn within_budget(
+        &self,
+        requests: Vec<(Fingerprint, Request)>,
+        report: &mut PushReport,
+    ) -> Result<(Vec<(Fingerprint, Request)>, Vec<bool>), FrontierError> {
+        if !self.lock().table.has_budget() {
+            let n = requests.len();
+            return Ok((requests, vec![false; n]));
+        }
+        let fps: Vec<Fingerprint> = requests.iter().map(|(f, _)| *f).collect();
+        let known = match self.seen.known_now(&fps) {
+            Some(known) => known,
+            None => {
+                let mut known = Vec::with_capacity(fps.len());
+                for fp in &fps {
+                    known.push(self.seen.contains(*fp).await?);
+                }
+                known
+            }
+        };
+        let now = Instant::now();
+        let mut st = self.lock();
+        let mut kept = Vec::with_capacity(requests.len());
+        let mut counted = Vec::with_capacity(requests.len());
+        // A link twice in the batch counts once: its repeat is seen.
+        let mut in_batch = std::collections::HashSet::new();
+        for (r, known) in requests.into_iter().zip(known) {
+            if known || !in_batch.insert(r.0) {
+                kept.push(r);
+                counted.push(false);
+            } else if st.table.admit(&r.1.host_key(), now) {
+                kept.push(r);
+                counted.push(true);
+            } else {
+                report.budget += 1;
+            }
+        }
+        Ok((kept, counted))
     }
 }
 
@@ -206,6 +254,8 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
             leased: st.table.leased(),
             hosts: st.table.hosts(),
             failed: st.failures.len(),
+            hosts_over_budget: st.table.budgets_used().0,
+            domains_over_budget: st.table.budgets_used().1,
         })
     }
 

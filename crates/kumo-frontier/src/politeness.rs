@@ -277,7 +277,7 @@ pub fn bare_host(host_key: &str) -> &str {
         .map_or(host_key, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { host_key })
 }
 
-/// The default policy and the host rules, and the policy per IP address.
+/// The default policy and the host rules, the policy per IP address, and the page budgets.
 #[derive(Debug, Clone, Default)]
 pub struct Politeness {
     pub default: HostPolicy,
@@ -286,6 +286,26 @@ pub struct Politeness {
     /// its rules and its address's allow it. The frontier then hands out each host to be
     /// resolved before its first lease.
     pub per_ip: Option<IpPolicy>,
+    /// The pages each host and each registrable domain may have queued over the crawl.
+    pub budget: Budget,
+}
+
+/// Page budgets, so that no host (a giant site, a trap) and no domain (a spam farm of many
+/// hosts) takes the crawl: a link to a host or domain that has used its budget is not queued
+/// (skipped as `budget`, and not marked seen, so a raised budget takes it when it is found
+/// again). Counted as pages are queued, kept across resumes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// Pages per host (`host:port`); 0: no budget.
+    pub per_host: u64,
+    /// Pages per registrable domain, all its hosts together; 0: no budget.
+    pub per_domain: u64,
+}
+
+impl Budget {
+    pub fn is_on(&self) -> bool {
+        self.per_host > 0 || self.per_domain > 0
+    }
 }
 
 /// What one IP address takes, whichever of its names is asked.
@@ -394,7 +414,7 @@ mod tests {
                 HostRule::new("*.example.com", slow).unwrap(),
                 HostRule::new("*", HostPolicy { parallelism: 3, ..Default::default() }).unwrap(),
             ],
-            per_ip: None,
+            ..Default::default()
         };
         assert_eq!(p.policy_for("www.example.com"), slow);
         assert_eq!(p.policy_for("www.example.com:8080"), slow);
@@ -429,7 +449,7 @@ mod tests {
                 HostRule::new("*.example.com", b).unwrap(),
                 HostRule::regex(r"\d+\.\d+\.\d+\.\d+", c).unwrap(),
             ],
-            per_ip: None,
+            ..Default::default()
         };
         assert!(p.rules[0].is_regex() && !p.rules[1].is_regex());
         assert_eq!(p.policy_for("www.example.com"), a);
@@ -458,7 +478,7 @@ mod tests {
                     .with_rate_limits([RateLimit::per_second(10), RateLimit::per_minute(100)]),
                 HostRule::new("*", HostPolicy::default()).unwrap().with_rate_limit(RateLimit::per_hour(5)),
             ],
-            per_ip: None,
+            ..Default::default()
         };
         assert_eq!(p.rate_limits_for("a.test"), &[RateLimit::per_second(10), RateLimit::per_minute(100)]);
         assert_eq!(p.rate_limits_for("b.test"), &[RateLimit::per_hour(5)]);
@@ -493,7 +513,7 @@ mod tests {
                     .with_header("x-a", "1"),
                 HostRule::new("*", HostPolicy::default()).unwrap(),
             ],
-            per_ip: None,
+            ..Default::default()
         };
         let shop = p.rule_for("www.shop.test").unwrap();
         assert_eq!(shop.proxies(), ["http://127.0.0.1:3128", "socks5://127.0.0.1:1080"], "kept once each");

@@ -21,7 +21,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,14 +28,17 @@ use kumo_core::{Priority, StoredRequest};
 
 use crate::instant::later;
 use crate::politeness::RateLog;
-use crate::{FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
+use crate::{Budget, FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
 
+mod budget;
 mod ips;
+mod pacing;
 mod peek;
 mod waits;
 
 use ips::{IpSlot, Ips, ReadyEntry};
 
+pub use pacing::HostPacing;
 pub use peek::{HostQueue, QueuedRequest};
 pub use waits::{HostView, LiftedPause};
 
@@ -128,6 +130,10 @@ struct Host {
     pacing_dirty: bool,
     /// Its address, with per-IP politeness.
     ip: IpSlot,
+    /// Pages of the host queued over the crawl, counted against its budget (`budget.rs`).
+    admitted: u64,
+    /// Its registrable domain's index in `domain_pages`, with a budget per domain.
+    domain: u32,
 }
 
 impl Host {
@@ -194,6 +200,11 @@ pub struct HostTable {
     unresolved: Vec<usize>,
     /// Hosts handed out to be looked up, not answered yet.
     pending: usize,
+    budget: Budget,
+    /// Registrable domains by name, with a budget per domain.
+    domain_ids: HashMap<Arc<str>, u32>,
+    /// Pages of each domain queued over the crawl.
+    domain_pages: Vec<u64>,
 }
 
 impl HostTable {
@@ -215,6 +226,9 @@ impl HostTable {
             ips: politeness.per_ip.map(Ips::new),
             unresolved: Vec::new(),
             pending: 0,
+            budget: politeness.budget,
+            domain_ids: HashMap::new(),
+            domain_pages: Vec::new(),
             politeness,
         }
     }
@@ -225,6 +239,7 @@ impl HostTable {
             return (i, false);
         }
         let key: Arc<str> = Arc::from(key);
+        let domain = self.domain_of(&key);
         let rule = self.politeness.rule_for(&key);
         let policy = rule.map_or(self.politeness.default, |r| r.policy);
         let rate = rule.and_then(|r| RateLog::new(r.rate_limits())).map(Box::new);
@@ -246,6 +261,8 @@ impl HostTable {
             last_lease: None,
             pacing_dirty: false,
             ip: if self.ips.is_some() { IpSlot::Unknown } else { IpSlot::Free },
+            admitted: 0,
+            domain,
         });
         let i = self.hosts.len() - 1;
         self.host_ids.insert(key, i);
@@ -389,16 +406,6 @@ impl HostTable {
         }
     }
 
-    /// A request charged to address `ip` came back: a host parked on it may go.
-    fn free_ip(&mut self, ip: Option<u32>, now: Instant) {
-        if let (Some(id), Some(ips)) = (ip, &mut self.ips) {
-            let mut back = Vec::new();
-            let hosts = &self.hosts;
-            ips.freed(id, now, &mut back, |e| hosts[e.2].generation == e.3);
-            self.ready.extend(back);
-        }
-    }
-
     fn expire_leases(&mut self, now: Instant) {
         while let Some(Reverse((deadline, id))) = self.deadlines.peek().copied() {
             if deadline > now {
@@ -500,6 +507,7 @@ impl HostTable {
                     }
                     // Kept for every host: a delay set later counts from it.
                     h.last_lease = Some(now);
+                    let spacing = h.policy.delay;
                     if h.is_paced() && !h.pacing_dirty {
                         h.pacing_dirty = true;
                         self.paced_dirty.push(i);
@@ -512,7 +520,7 @@ impl HostTable {
                         ips.leased(ip, now);
                     }
                     self.leases.insert(id, Out { host: i, ip, entry, deadline, released: false });
-                    out.leases.push(Lease { id: LeaseId(id), request: req });
+                    out.leases.push(Lease { id: LeaseId(id), request: req, spacing });
                 }
                 // Cannot happen for requests that were valid when queued; reported, not lost.
                 Err(e) => out.invalid.push((i, entry, e.to_string())),
@@ -581,57 +589,6 @@ impl HostTable {
         }
     }
 
-    /// Up to `max` hosts with work whose address is to be looked up (per-IP politeness),
-    /// each handed out once; the answer comes back through [`HostTable::resolved`].
-    pub fn take_unresolved(&mut self, max: usize) -> Vec<Arc<str>> {
-        let n = max.min(self.unresolved.len());
-        let mut keys = Vec::with_capacity(n);
-        for i in self.unresolved.drain(..n) {
-            let h = &mut self.hosts[i];
-            // Answered meanwhile (`--resolve`).
-            if h.ip != IpSlot::Listed {
-                continue;
-            }
-            h.ip = IpSlot::Pending;
-            self.pending += 1;
-            keys.push(h.key.clone());
-        }
-        keys
-    }
-
-    /// Whether hosts wait for their address to be looked up, or are being looked up.
-    pub fn resolving(&self) -> bool {
-        !self.unresolved.is_empty() || self.pending > 0
-    }
-
-    /// The address `host_key` resolved to, gating its requests from now on; `None`: it has
-    /// none (its requests go, and fail as `dns`). A host resumed from an earlier run charges
-    /// its last lease to the address, as its own spacing is restored.
-    pub fn resolved(&mut self, host_key: &str, addr: Option<IpAddr>, now: Instant) {
-        let (i, _) = self.host_for(host_key, now);
-        let Some(ips) = &mut self.ips else { return };
-        let h = &mut self.hosts[i];
-        if h.ip == IpSlot::Pending {
-            self.pending -= 1;
-        }
-        h.ip = match addr {
-            Some(addr) => {
-                let id = ips.id(addr, now);
-                if let Some(t) = h.last_lease {
-                    ips.restore(id, t);
-                }
-                IpSlot::Gated(id)
-            }
-            None => IpSlot::Free,
-        };
-        self.schedule(i, now);
-    }
-
-    /// How many addresses the crawl's hosts are on (per-IP politeness; else 0).
-    pub fn addresses(&self) -> usize {
-        self.ips.as_ref().map_or(0, Ips::len)
-    }
-
     /// Applies what the crawl learned about a host. Returns the host's index.
     pub fn adjust(&mut self, host_key: &str, adj: HostAdjustment, now: Instant) -> usize {
         let (i, _) = self.host_for(host_key, now);
@@ -650,68 +607,19 @@ impl HostTable {
         i
     }
 
-    /// A host's politeness state worth keeping across restarts: its raised delay, its
-    /// learned delay, the instant it may next go (its pause included), and its last lease.
-    pub fn pacing(&self, i: usize) -> HostPacing {
-        let h = &self.hosts[i];
-        HostPacing {
-            delay: h.rule_delay.max(h.floor),
-            floor: h.floor,
-            learned: h.learned,
-            next_at: h.free_at(),
-            last_lease: h.last_lease,
-        }
-    }
-
     /// The hosts with a learned delay, and that delay.
     pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
         self.hosts.iter().filter_map(|h| Some((h.key.clone(), h.learned?))).collect()
     }
 
-    /// Paced hosts (with a delay or rate limits) leased since the last call.
+    /// Hosts whose kept state changed since the last call: paced hosts (with a delay or rate
+    /// limits) leased, and hosts that queued pages against a budget.
     pub fn take_paced_leases(&mut self) -> Vec<usize> {
         let v = std::mem::take(&mut self.paced_dirty);
         for &i in &v {
             self.hosts[i].pacing_dirty = false;
         }
         v
-    }
-
-    /// Restores a host's politeness state from an earlier run (`delay`: its raised delay,
-    /// `learned`: its learned one). Without knowing what happened after its last lease, the
-    /// host waits two delays from it, and a rate-limited host counts its windows as full at
-    /// that lease, so a restart never bursts past a limit. A `not_before` later than that
-    /// spacing is a pause (its server asked for it), so it can be capped and lifted.
-    pub fn restore_pacing(
-        &mut self,
-        i: usize,
-        floor: Duration,
-        learned: Option<Duration>,
-        not_before: Instant,
-        last_lease: Option<Instant>,
-    ) {
-        let h = &mut self.hosts[i];
-        h.floor = h.floor.max(floor);
-        if let Some(d) = learned {
-            h.learned = Some(d.max(h.rule_delay));
-        }
-        h.update_delay();
-        let now = Instant::now();
-        let mut spacing = now;
-        if let Some(t) = last_lease {
-            // The lease time is known, not when its request reached the server (a killed run
-            // may have sent it late): a second delay covers that.
-            spacing = later(later(t, h.policy.next_gap()), h.policy.delay);
-            if let Some(r) = &mut h.rate {
-                r.assume_full_at(t);
-            }
-            h.hold(spacing);
-        }
-        if not_before > spacing.max(now) {
-            h.pause(not_before);
-        }
-        h.last_lease = last_lease;
-        self.schedule(i, now);
     }
 }
 
@@ -724,20 +632,6 @@ fn push_front(h: &mut Host, entry: Entry) {
     });
     level.cursor = level.cursor.max(entry.seq);
     level.buf.push_front(entry);
-}
-
-/// See [`HostTable::pacing`].
-#[derive(Debug, Clone, Copy)]
-pub struct HostPacing {
-    /// The rule's delay, or the floor it was raised to (Crawl-delay), without the learned one.
-    pub delay: Duration,
-    /// The floor alone: what the crawl learned (Crawl-delay). A restart restores this, not
-    /// `delay`, so the rule's delay is the resumed run's own (a changed `--delay-ms` holds).
-    pub floor: Duration,
-    /// The adaptive throttle's learned delay, if it set one.
-    pub learned: Option<Duration>,
-    pub next_at: Instant,
-    pub last_lease: Option<Instant>,
 }
 
 #[cfg(test)]

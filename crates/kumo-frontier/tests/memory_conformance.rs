@@ -1,6 +1,6 @@
 //! The in-memory frontier passes the backend conformance suite.
 
-use kumo_frontier::conformance::{SuiteConfig, run_all, run_per_ip};
+use kumo_frontier::conformance::{SuiteConfig, run_all, run_budgets, run_per_ip};
 use kumo_frontier::{MemoryFrontier, MemoryFrontierConfig};
 
 #[tokio::test]
@@ -14,6 +14,14 @@ async fn memory_frontier_conforms() {
 #[tokio::test]
 async fn memory_frontier_keeps_politeness_per_ip() {
     run_per_ip(|c: SuiteConfig| {
+        MemoryFrontier::new(MemoryFrontierConfig { politeness: c.politeness, lease_ttl: c.lease_ttl })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn memory_frontier_keeps_page_budgets() {
+    run_budgets(|c: SuiteConfig| {
         MemoryFrontier::new(MemoryFrontierConfig { politeness: c.politeness, lease_ttl: c.lease_ttl })
     })
     .await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kumo_core::{CanonicalOptions, DedupMode, Url};
 use kumo_downloader::{DnsConfig, DnsResolver, DownloaderConfig, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, RobotsConfig};
-use kumo_frontier::{HostPolicy, HostRule, IpPolicy, Politeness, RateLimit, ScopeConfig, UrlPattern};
+use kumo_frontier::{Budget, HostPolicy, HostRule, IpPolicy, Politeness, RateLimit, ScopeConfig, UrlPattern};
 
 use crate::layer::{Layer, Source};
 use crate::{SettingError, Value};
@@ -116,6 +116,10 @@ impl Settings {
         self.duration(name).unwrap_or_default()
     }
 
+    fn budget(&self) -> Budget {
+        Budget { per_host: self.count("max_pages_per_host"), per_domain: self.count("max_pages_per_domain") }
+    }
+
     /// Politeness per IP address, when `per_ip` or `ip_delay` asks for it.
     fn ip_policy(&self) -> Result<Option<IpPolicy>, SettingError> {
         let parallelism = u32::try_from(self.count("per_ip")).map_err(|_| too_large("per_ip"))?;
@@ -153,7 +157,12 @@ impl Settings {
             },
             dedup: if self.switch("non_strict") { DedupMode::NonStrict } else { DedupMode::Strict },
             concurrency: usize::try_from(self.count("concurrency")).map_err(|_| too_large("concurrency"))?,
-            politeness: Politeness { default: policy, rules, per_ip: self.ip_policy()? },
+            politeness: Politeness {
+                default: policy,
+                rules,
+                per_ip: self.ip_policy()?,
+                budget: self.budget(),
+            },
             auto_throttle: self.auto_throttle()?,
             downloader: self.downloader()?,
             proxies: self.proxies()?,

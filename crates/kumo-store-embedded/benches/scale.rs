@@ -56,7 +56,7 @@ fn main() {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1_000, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         ..Default::default()
     };

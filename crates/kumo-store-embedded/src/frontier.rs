@@ -59,6 +59,11 @@ impl EmbeddedStore {
     ) -> Result<PushReport, FrontierError> {
         let mut report = PushReport::default();
         for (fp, req) in requests {
+            // Over budget: not queued, nor marked seen (a raised budget takes it later).
+            if !inner.seen.contains(fp) && !inner.table.admit(&req.host_key(), now) {
+                report.budget += 1;
+                continue;
+            }
             if !inner.seen.insert(fp) {
                 report.seen += 1;
                 continue;
@@ -363,6 +368,8 @@ impl Frontier for EmbeddedStore {
             leased: inner.table.leased(),
             hosts: inner.table.hosts(),
             failed: inner.failures,
+            hosts_over_budget: inner.table.budgets_used().0,
+            domains_over_budget: inner.table.budgets_used().1,
         })
     }
 

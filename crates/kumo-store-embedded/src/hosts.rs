@@ -1,6 +1,7 @@
 //! What is kept of a host across restarts: its key, a delay raised by what the crawl learned
 //! (Crawl-delay), the adaptive throttle's learned delay, when it may next be fetched (a pause
-//! for 429/503) and when it was last leased (so a restart keeps the spacing the server saw).
+//! for 429/503), when it was last leased (so a restart keeps the spacing the server saw) and
+//! how many of its pages were queued against its budget.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -27,6 +28,13 @@ pub(crate) struct HostRecord {
     pub not_before_ms: u64,
     #[serde(default)]
     pub last_lease_ms: Option<u64>,
+    /// Pages of the host queued against its budget (absent: none, or no budget).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub admitted: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Converts between the monotonic clock the frontier runs on and wall-clock milliseconds,
@@ -77,6 +85,7 @@ impl HostRecord {
             learned_delay_ms: None,
             not_before_ms: 0,
             last_lease_ms: None,
+            admitted: 0,
         }
     }
 
@@ -90,6 +99,7 @@ impl HostRecord {
             learned_delay_ms: p.learned.map(|d| d.as_micros().div_ceil(1000) as u64),
             not_before_ms: clock.to_unix_ms(p.next_at),
             last_lease_ms: p.last_lease.map(|t| clock.to_unix_ms(t)),
+            admitted: p.admitted,
         }
     }
 }

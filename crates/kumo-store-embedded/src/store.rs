@@ -263,6 +263,7 @@ impl EmbeddedStore {
                 clock.to_instant(rec.not_before_ms),
                 rec.last_lease_ms.map(|ms| clock.to_instant(ms)),
             );
+            inner.table.restore_admitted(i, rec.admitted);
             any = true;
         }
         for kv in self.sp.queue.iter() {

@@ -1,7 +1,7 @@
 //! The embedded store passes the same conformance suite as the in-memory frontier, with
 //! spilling forced (one request in memory per level) and without, and survives reopening.
 
-use kumo_frontier::conformance::{SuiteConfig, run_all, run_per_ip, survives_reopen};
+use kumo_frontier::conformance::{SuiteConfig, run_all, run_budgets, run_per_ip, survives_reopen};
 use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
 
 fn open(dir: &std::path::Path, c: SuiteConfig, spill_at: usize) -> EmbeddedStore {
@@ -35,13 +35,46 @@ async fn embedded_store_keeps_politeness_per_ip() {
 }
 
 #[tokio::test]
+async fn embedded_store_keeps_page_budgets() {
+    let root = tempfile::tempdir().unwrap();
+    run_budgets(fresh(root.path(), 1)).await;
+}
+
+/// A host's pages queued against its budget are kept: after a restart, the budget still holds.
+#[tokio::test]
+async fn page_budgets_hold_across_a_restart() {
+    use kumo_core::{CanonicalOptions, DedupMode, Request, Url};
+    use kumo_frontier::{Budget, Frontier, Politeness};
+
+    let root = tempfile::tempdir().unwrap();
+    let c = SuiteConfig {
+        politeness: Politeness { budget: Budget { per_host: 3, per_domain: 5 }, ..Default::default() },
+        lease_ttl: std::time::Duration::from_secs(600),
+    };
+    let req = |u: &str| {
+        let r = Request::get(Url::parse(u).unwrap());
+        (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+    };
+    {
+        let s = open(root.path(), c.clone(), 1);
+        let r = s.push(vec![req("http://a.d.test/1"), req("http://a.d.test/2")]).await.unwrap();
+        assert_eq!(r.added, 2);
+    }
+    let s = open(root.path(), c, 1);
+    let r = s.push((3..6).map(|i| req(&format!("http://a.d.test/{i}"))).collect()).await.unwrap();
+    assert_eq!((r.added, r.budget), (1, 2), "one page left of a.d.test's 3, counted before the restart");
+    let r = s.push((1..4).map(|i| req(&format!("http://b.d.test/{i}"))).collect()).await.unwrap();
+    assert_eq!((r.added, r.budget), (2, 1), "d.test has 2 of its 5 left");
+}
+
+#[tokio::test]
 async fn embedded_store_survives_reopen() {
     let root = tempfile::tempdir().unwrap();
     let c = SuiteConfig {
         politeness: kumo_frontier::Politeness {
             default: kumo_frontier::HostPolicy { parallelism: 1000, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         lease_ttl: std::time::Duration::from_secs(600),
     };
@@ -62,7 +95,7 @@ async fn a_resume_takes_its_own_delay_and_keeps_crawl_delays() {
         let politeness = Politeness {
             default: HostPolicy { delay: Duration::from_millis(delay_ms), ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         };
         let cfg = EmbeddedConfig { politeness, ..Default::default() };
         EmbeddedStore::open(root.path(), cfg).expect("open")

@@ -43,7 +43,7 @@ fn main() {
         cfg.politeness = Politeness {
             default: HostPolicy { parallelism: 64, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         };
         cfg.lease_ttl = Duration::from_secs(3600);
         let f = RedisFrontier::open(cfg).await.expect("open");

@@ -114,8 +114,13 @@ impl RedisFrontier {
         let n = |i: usize| int(&reply[i]).map(|v| usize::try_from(v).unwrap_or(0));
         let (added, seen) = (n(0)?, n(1)? + known);
         let upto = int(&reply[3])?;
-        let stats =
-            self.as_seen_here(FrontierStats { queued: n(4)?, leased: n(5)?, hosts: n(6)?, failed: n(7)? });
+        let stats = self.as_seen_here(FrontierStats {
+            queued: n(4)?,
+            leased: n(5)?,
+            hosts: n(6)?,
+            failed: n(7)?,
+            ..Default::default()
+        });
         self.saw_epoch(&mut local, int(&reply[8])?);
         match int(&reply[9])? {
             // No host is ready: the work this commit queued waits for slots (this worker's
@@ -157,7 +162,7 @@ impl RedisFrontier {
                 .map(|(i, _)| i)
                 .collect()
         };
-        let pushed = PushReport { added, seen };
+        let pushed = PushReport { added, seen, ..Default::default() };
         drop(local);
         if let Some(counters) = c.counters {
             // The exact ones, with what was seen, ride on the next call: a kill before it

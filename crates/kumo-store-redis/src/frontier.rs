@@ -626,7 +626,13 @@ impl Frontier for RedisFrontier {
         let n = |i: usize| -> Result<usize, RedisStoreError> {
             Ok(usize::try_from(reply.get(i).map(int).transpose()?.unwrap_or(0)).unwrap_or(0))
         };
-        Ok(self.as_seen_here(FrontierStats { queued: n(0)?, leased: n(1)?, hosts: n(2)?, failed: n(3)? }))
+        Ok(self.as_seen_here(FrontierStats {
+            queued: n(0)?,
+            leased: n(1)?,
+            hosts: n(2)?,
+            failed: n(3)?,
+            ..Default::default()
+        }))
     }
 
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {

@@ -115,7 +115,7 @@ impl RedisFrontier {
             }
             let reply = array(self.call(&a).await?)?;
             let n = |i: usize| reply.get(i).map(int).transpose().map(|v| v.unwrap_or(0) as usize);
-            report.merge(PushReport { added: n(0)?, seen: n(1)? });
+            report.merge(PushReport { added: n(0)?, seen: n(1)?, ..Default::default() });
         }
         Ok(report)
     }

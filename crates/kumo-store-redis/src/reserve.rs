@@ -96,7 +96,8 @@ impl Slots {
                 if let Some(l) = self.leases.get_mut(&id) {
                     l.1 = Stage::Running;
                 }
-                out.push(Lease { id: LeaseId(id), request });
+                // Redis spaces its leases in its script; the downloader adds nothing.
+                out.push(Lease { id: LeaseId(id), request, spacing: Duration::ZERO });
             }
         }
         for host in trimmed {

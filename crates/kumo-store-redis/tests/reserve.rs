@@ -12,7 +12,11 @@ mod common;
 use common::*;
 
 fn at_most(parallelism: u32) -> Politeness {
-    Politeness { default: HostPolicy { parallelism, ..Default::default() }, rules: vec![], per_ip: None }
+    Politeness {
+        default: HostPolicy { parallelism, ..Default::default() },
+        rules: vec![],
+        ..Default::default()
+    }
 }
 
 fn one_host(n: usize, host: &str) -> Vec<(kumo_core::Fingerprint, kumo_core::Request)> {

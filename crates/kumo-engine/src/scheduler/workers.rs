@@ -53,6 +53,7 @@ impl Workers {
             scope: parts.scope.clone(),
             registrar: parts.registrar.clone(),
             robots: parts.robots.clone(),
+            departures: Default::default(),
         });
         let parse = Arc::new(ParseStage {
             cfg: cfg.clone(),

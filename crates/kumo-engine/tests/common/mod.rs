@@ -21,7 +21,7 @@ pub fn config(seed: &str) -> CrawlConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 16, ..Default::default() },
             rules: vec![],
-            per_ip: None,
+            ..Default::default()
         },
         retry_backoff: Duration::from_millis(10),
         ..Default::default()

@@ -21,6 +21,7 @@ where
             default: HostPolicy { parallelism: 10, ..Default::default() },
             rules: vec![],
             per_ip: Some(ip),
+            ..Default::default()
         },
         lease_ttl: Duration::from_secs(600),
     };

@@ -13,6 +13,7 @@ fn table(parallelism: u32, delay: Duration) -> HostTable {
         default: HostPolicy { parallelism: 100, ..Default::default() },
         rules: vec![],
         per_ip: Some(IpPolicy { parallelism, delay }),
+        ..Default::default()
     };
     HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
 }

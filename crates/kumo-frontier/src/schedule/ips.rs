@@ -10,12 +10,15 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kumo_core::Priority;
 
 use crate::instant::later;
 use crate::politeness::IpPolicy;
+
+use super::HostTable;
 
 /// A host's place in the ready heap: (priority of its best request, Reverse(sequence), host,
 /// generation).
@@ -185,5 +188,68 @@ impl Ips {
                 free -= 1;
             }
         }
+    }
+}
+
+impl HostTable {
+    /// A request charged to address `ip` came back: a host parked on it may go.
+    pub(super) fn free_ip(&mut self, ip: Option<u32>, now: Instant) {
+        if let (Some(id), Some(ips)) = (ip, &mut self.ips) {
+            let mut back = Vec::new();
+            let hosts = &self.hosts;
+            ips.freed(id, now, &mut back, |e| hosts[e.2].generation == e.3);
+            self.ready.extend(back);
+        }
+    }
+
+    /// Up to `max` hosts with work whose address is to be looked up (per-IP politeness),
+    /// each handed out once; the answer comes back through [`HostTable::resolved`].
+    pub fn take_unresolved(&mut self, max: usize) -> Vec<Arc<str>> {
+        let n = max.min(self.unresolved.len());
+        let mut keys = Vec::with_capacity(n);
+        for i in self.unresolved.drain(..n) {
+            let h = &mut self.hosts[i];
+            // Answered meanwhile (`--resolve`).
+            if h.ip != IpSlot::Listed {
+                continue;
+            }
+            h.ip = IpSlot::Pending;
+            self.pending += 1;
+            keys.push(h.key.clone());
+        }
+        keys
+    }
+
+    /// Whether hosts wait for their address to be looked up, or are being looked up.
+    pub fn resolving(&self) -> bool {
+        !self.unresolved.is_empty() || self.pending > 0
+    }
+
+    /// The address `host_key` resolved to, gating its requests from now on; `None`: it has
+    /// none (its requests go, and fail as `dns`). A host resumed from an earlier run charges
+    /// its last lease to the address, as its own spacing is restored.
+    pub fn resolved(&mut self, host_key: &str, addr: Option<IpAddr>, now: Instant) {
+        let (i, _) = self.host_for(host_key, now);
+        let Some(ips) = &mut self.ips else { return };
+        let h = &mut self.hosts[i];
+        if h.ip == IpSlot::Pending {
+            self.pending -= 1;
+        }
+        h.ip = match addr {
+            Some(addr) => {
+                let id = ips.id(addr, now);
+                if let Some(t) = h.last_lease {
+                    ips.restore(id, t);
+                }
+                IpSlot::Gated(id)
+            }
+            None => IpSlot::Free,
+        };
+        self.schedule(i, now);
+    }
+
+    /// How many addresses the crawl's hosts are on (per-IP politeness; else 0).
+    pub fn addresses(&self) -> usize {
+        self.ips.as_ref().map_or(0, Ips::len)
     }
 }

@@ -14,7 +14,7 @@ fn table() -> HostTable {
                 .unwrap()
                 .with_rate_limits([RateLimit::per_second(2), RateLimit::per_minute(3)]),
         ],
-        per_ip: None,
+        ..Default::default()
     };
     HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
 }
@@ -89,8 +89,11 @@ fn delay_and_rate_limits_combine() {
 fn learned_delay_goes_down_and_up_within_its_floors() {
     let open = HostPolicy { parallelism: 100, ..Default::default() };
     let ruled = HostPolicy { delay: Duration::from_millis(100), ..open };
-    let politeness =
-        Politeness { default: open, rules: vec![HostRule::new("r.test", ruled).unwrap()], per_ip: None };
+    let politeness = Politeness {
+        default: open,
+        rules: vec![HostRule::new("r.test", ruled).unwrap()],
+        ..Default::default()
+    };
     let mut t = HostTable::new(politeness, Duration::from_secs(600), usize::MAX);
     let t0 = Instant::now();
     let ms = Duration::from_millis;
@@ -148,8 +151,11 @@ fn learned_delay_goes_down_and_up_within_its_floors() {
 #[test]
 fn spilled_entries_are_read_back_in_order() {
     let open = HostPolicy { parallelism: 1000, ..Default::default() };
-    let mut t =
-        HostTable::new(Politeness { default: open, rules: vec![], per_ip: None }, Duration::from_secs(60), 2);
+    let mut t = HostTable::new(
+        Politeness { default: open, rules: vec![], ..Default::default() },
+        Duration::from_secs(60),
+        2,
+    );
     let now = Instant::now();
     let mut disk = Vec::new();
     let mut placements = Vec::new();
@@ -180,8 +186,11 @@ fn spilled_entries_are_read_back_in_order() {
 #[test]
 fn no_wait_overflows_the_clock() {
     let open = HostPolicy { parallelism: 100, ..Default::default() };
-    let mut t =
-        HostTable::new(Politeness { default: open, rules: vec![], per_ip: None }, Duration::MAX, usize::MAX);
+    let mut t = HostTable::new(
+        Politeness { default: open, rules: vec![], ..Default::default() },
+        Duration::MAX,
+        usize::MAX,
+    );
     let now = Instant::now();
     for i in 0..3 {
         push(&mut t, &format!("http://a.test/{i}"), now);

@@ -33,7 +33,7 @@ pub fn config(redis: &Redis, crawl: &str, worker: &str) -> RedisConfig {
     cfg.politeness = Politeness {
         default: HostPolicy { parallelism: 1000, ..Default::default() },
         rules: vec![],
-        per_ip: None,
+        ..Default::default()
     };
     cfg.dead_after = DEAD_AFTER;
     cfg.outage_wait = Duration::from_secs(20);

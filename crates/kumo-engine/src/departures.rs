@@ -1,0 +1,100 @@
+//! Spacing kept where requests leave. The frontier spaces a host's leases, but a lease may
+//! wait in the downloaders' queue (behind parsers that are slow to take pages) and leave late;
+//! the next request to its host, leased on time, would then reach the server too soon after
+//! it. So each host's last departure is noted here, and a request that would leave closer to
+//! it than its host's spacing waits out the rest.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Departures noted between two prunings of the hosts whose spacing has passed.
+const PRUNE_EVERY: usize = 4096;
+
+#[derive(Default)]
+pub(crate) struct Departures {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Each paced host's last departure (or the turn reserved for its next).
+    last: HashMap<Arc<str>, Instant>,
+    /// The longest spacing seen: a departure older than this constrains nothing.
+    longest: Duration,
+    noted: usize,
+}
+
+impl Departures {
+    /// Waits until a request to `host` may leave, `spacing` after its last departure, and
+    /// notes its departure then. No wait and nothing noted for an unpaced host.
+    pub async fn wait_turn(&self, host: &str, spacing: Duration) {
+        if spacing.is_zero() {
+            return;
+        }
+        let now = Instant::now();
+        let at = {
+            let mut inner = self.lock();
+            let at = inner.last.get(host).map_or(now, |&t| (t + spacing).max(now));
+            inner.note(host, at, spacing, now);
+            at
+        };
+        if at > now {
+            tokio::time::sleep_until(at.into()).await;
+        }
+    }
+
+    /// Notes a departure that went elsewhere (a robots.txt request), at the latest it could.
+    pub fn note(&self, host: &str, spacing: Duration) {
+        if !spacing.is_zero() {
+            let now = Instant::now();
+            self.lock().note(host, now, spacing, now);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // Every change leaves the map consistent: a poisoned lock still holds a usable one.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Inner {
+    fn note(&mut self, host: &str, at: Instant, spacing: Duration, now: Instant) {
+        self.longest = self.longest.max(spacing);
+        match self.last.get_mut(host) {
+            Some(t) => *t = (*t).max(at),
+            None => {
+                self.last.insert(Arc::from(host), at);
+            }
+        }
+        self.noted += 1;
+        if self.noted >= PRUNE_EVERY {
+            self.noted = 0;
+            let longest = self.longest;
+            self.last.retain(|_, t| *t + longest > now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_request_leaves_its_hosts_spacing_after_the_last() {
+        let d = Departures::default();
+        let gap = Duration::from_millis(50);
+        let start = Instant::now();
+        d.wait_turn("a.test", gap).await;
+        d.wait_turn("b.test", gap).await;
+        assert!(start.elapsed() < gap, "the first to each host goes at once");
+        d.wait_turn("a.test", gap).await;
+        assert!(start.elapsed() >= gap, "the second to a host waits out its spacing");
+        d.note("b.test", gap);
+        let noted = Instant::now();
+        d.wait_turn("b.test", gap).await;
+        assert!(noted.elapsed() >= gap, "a robots.txt request counts as a departure");
+        d.wait_turn("c.test", Duration::ZERO).await;
+        assert!(!d.lock().last.contains_key("c.test"), "an unpaced host is not noted");
+    }
+}
