@@ -163,6 +163,13 @@ async fn bench_crawls_the_synthetic_site_and_reports() {
     let (user, kernel) = (secs("cpu_user_secs"), secs("cpu_kernel_secs"));
     assert!(user > 0.0 && kernel >= 0.0 && secs("site_cpu_secs") >= 0.0, "{json}");
     assert!((user + kernel - secs("cpu_secs")).abs() < 1e-6, "{json}");
+    // Durably, then again as a re-crawl: the embedded store, its output in the state folder.
+    let o = kumo(&["bench", "--pages", "300", "--recrawl"]).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("state:        embedded store (durable)"), "{text}");
+    assert!(text.contains(&format!("pages:        {}", truth.unique_urls)), "{text}");
+    assert!(text.contains(&format!("recrawl:      {} pages asked again", truth.unique_urls)), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

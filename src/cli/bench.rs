@@ -113,13 +113,14 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let cfg_compared = CrawlConfig { keep_pages: false, ..cfg.clone() };
     let state_dir = std::env::temp_dir().join(format!("kumo-bench-{}", std::process::id()));
     // As `kumo crawl` runs by default: every commit to the embedded store, items journaled
-    // and checkpointed into a real file.
+    // and checkpointed into a real file beside it.
     let durably = |store: Store| -> Result<Crawler> {
+        std::fs::create_dir_all(&state_dir)?;
         let sink = JsonLinesSink::create(&state_dir.join("pages.jsonl"))?;
         Ok(Crawler::configured(cfg.clone()).store(store).sink(sink))
     };
     let crawler = match durable {
-        true => durably(Store::dir(&state_dir).fresh())?,
+        true => durably(Store::dir(state_dir.join("state")).fresh())?,
         false => in_memory(&cfg),
     };
     let crawl = crawler.build().await?;
@@ -132,7 +133,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     // output, resumed at its checkpoint, the new items after the first run's.
     let again = match a.recrawl {
         true => {
-            let plan = durably(Store::dir(&state_dir))?.prepare()?;
+            let plan = durably(Store::dir(state_dir.join("state")))?.prepare()?;
             let opened = plan.store().open(&plan.identity()).await?;
             let store = opened.embedded.clone().context("a durable bench keeps a state directory")?;
             let asked = store
