@@ -109,6 +109,15 @@ pub static SETTINGS: &[Setting] = &[
     },
     s("any_domain", Kind::Switch, "false", "", Scope, Fixed, "Accept links to any domain."),
     s(
+        "broad",
+        Kind::Switch,
+        "false",
+        "",
+        Scope,
+        Fixed,
+        "A broad crawl of many hosts: any domain, and broad-crawl defaults (256 at once, 1 per host 1s apart, 2 per IP address 100ms apart, a Crawl-delay up to 10s, 15s timeout, 1 retry, no cookies, 10000 pages per domain), each of which a setting given overrides.",
+    ),
+    s(
         "allow",
         Kind::List,
         "",
@@ -341,6 +350,15 @@ pub static SETTINGS: &[Setting] = &[
     s("max_duration", POSITIVE, "", "DURATION", Limits, Free, "Stop gracefully after this long."),
     // How pages are fetched.
     s("user_agent", Kind::List, "", "UA", Fetching, Free, "The User-Agent header; several rotate."),
+    s(
+        "no_cookies",
+        Kind::Switch,
+        "false",
+        "",
+        Fetching,
+        Free,
+        "Keep no cookies: store none a site sets and send none (each crawl keeps its own by default).",
+    ),
     Setting {
         conflicts: &["user_agent"],
         ..s(

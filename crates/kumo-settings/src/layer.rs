@@ -22,6 +22,21 @@ pub enum Source {
     Flag,
 }
 
+/// The defaults `broad` sets, by name.
+const BROAD: [(&str, &str); 11] = [
+    ("any_domain", "true"),
+    ("concurrency", "256"),
+    ("per_host", "1"),
+    ("delay", "1s"),
+    ("per_ip", "2"),
+    ("ip_delay", "100ms"),
+    ("max_crawl_delay", "10s"),
+    ("timeout", "15s"),
+    ("retries", "1"),
+    ("no_cookies", "true"),
+    ("max_pages_per_domain", "10000"),
+];
+
 /// The settings one source gives.
 #[derive(Debug, Clone)]
 pub struct Layer {
@@ -45,6 +60,17 @@ impl Layer {
                 _ => s.read(s.default).expect("the table's defaults parse"),
             };
             layer.values.insert(s.name, value);
+        }
+        layer
+    }
+
+    /// What `broad` changes in the defaults, for a crawl of many hosts (Scrapy's broad-crawl
+    /// checklist and the research brief's table): its values count as defaults, so anything
+    /// a spider file, the library or a flag gives still holds.
+    pub fn broad() -> Self {
+        let mut layer = Layer::new(Source::Default);
+        for (name, value) in BROAD {
+            layer.set(name, value).expect("the broad defaults parse");
         }
         layer
     }

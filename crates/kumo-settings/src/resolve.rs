@@ -25,13 +25,18 @@ impl Settings {
     /// holds between settings (conflicts, switches another needs).
     pub fn resolve<'a>(layers: impl IntoIterator<Item = &'a Layer>) -> Result<Settings, SettingError> {
         let mut values = BTreeMap::new();
-        let defaults = Layer::defaults();
+        let layers: Vec<&Layer> = layers.into_iter().collect();
         let mut take = |layer: &Layer| {
             for (name, value) in layer.iter() {
                 values.insert(name, (value.clone(), layer.source));
             }
         };
-        take(&defaults);
+        take(&Layer::defaults());
+        // A broad crawl's defaults go under everything given, wherever `broad` was set.
+        let broad = layers.iter().rev().find_map(|l| l.get("broad"));
+        if matches!(broad, Some(Value::Switch(true))) {
+            take(&Layer::broad());
+        }
         layers.into_iter().for_each(take);
         let settings = Settings { values };
         settings.check()?;
@@ -199,6 +204,7 @@ impl Settings {
         Ok(DownloaderConfig {
             dns: self.dns()?,
             timeout: self.duration_or_zero("timeout"),
+            cookies: !self.switch("no_cookies"),
             min_body_rate: self.count("min_body_rate"),
             min_body_window: self.duration_or_zero("min_body_window"),
             max_body_bytes: usize::try_from(self.count("max_body")).map_err(|_| too_large("max_body"))?,
@@ -328,6 +334,33 @@ mod tests {
         assert_eq!(s.source("delay"), Some(Source::Flag));
         assert_eq!((s.count("max_pages"), s.source("max_pages")), (10, Some(Source::Site)));
         assert_eq!(s.source("timeout"), Some(Source::Default));
+    }
+
+    /// `broad` changes the defaults only: a setting a spider file or a flag gives holds,
+    /// whichever layer set `broad`.
+    #[test]
+    fn broad_sets_defaults_that_anything_given_overrides() {
+        let mut file = Layer::new(Source::File);
+        file.set("delay", "250ms").unwrap();
+        let mut flags = Layer::new(Source::Flag);
+        flags.set("broad", "true").unwrap();
+        let c = Settings::resolve([&file, &flags]).unwrap().crawl_config().unwrap();
+        assert!(c.scope.any_domain && !c.downloader.cookies);
+        assert_eq!((c.concurrency, c.max_retries), (256, 1));
+        assert_eq!(c.politeness.default.parallelism, 1);
+        assert_eq!(c.politeness.default.delay, Duration::from_millis(250), "the file's delay holds");
+        assert_eq!(c.politeness.per_ip, Some(IpPolicy { parallelism: 2, delay: Duration::from_millis(100) }));
+        assert_eq!(c.politeness.budget, Budget { per_host: 0, per_domain: 10_000 });
+        assert_eq!(
+            (c.downloader.timeout, c.robots.max_crawl_delay),
+            (Duration::from_secs(15), Duration::from_secs(10))
+        );
+        assert!(
+            !c.robots_sitemaps && c.sitemaps.is_empty(),
+            "nothing asked of a host but robots.txt and its links"
+        );
+        let plain = Settings::resolve([&file]).unwrap().crawl_config().unwrap();
+        assert!(!plain.scope.any_domain && plain.downloader.cookies && plain.politeness.per_ip.is_none());
     }
 
     #[test]
