@@ -2,7 +2,7 @@
 //! wait in the downloaders' queue (behind parsers that are slow to take pages) and leave late;
 //! the next request to its host, leased on time, would then reach the server too soon after
 //! it. So each host's last departure is noted here, and a request that would leave closer to
-//! it than its host's spacing waits out the rest.
+//! it than its host's spacing waits out the rest; with per-IP politeness, its address's too.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,6 +10,13 @@ use std::time::{Duration, Instant};
 
 /// Departures noted between two prunings of the hosts whose spacing has passed.
 const PRUNE_EVERY: usize = 4096;
+
+/// A spacing with a margin for what still comes between a departure and the server (a new
+/// connection's handshake): 5 % of it, at least 2 ms and at most 20 ms, as the frontier
+/// spaces leases (`HostPolicy::next_gap`).
+fn with_margin(spacing: Duration) -> Duration {
+    spacing + (spacing / 20).clamp(Duration::from_millis(2), Duration::from_millis(20))
+}
 
 #[derive(Default)]
 pub(crate) struct Departures {
@@ -29,14 +36,22 @@ impl Departures {
     /// Waits until a request to `host` may leave, `spacing` after its last departure, and
     /// notes its departure then. No wait and nothing noted for an unpaced host.
     pub async fn wait_turn(&self, host: &str, spacing: Duration) {
-        if spacing.is_zero() {
-            return;
-        }
+        self.wait_turns(&[(host, spacing)]).await;
+    }
+
+    /// Waits until a request may leave by every one of `turns` (its host's, its address's),
+    /// and notes its departure then under each.
+    pub async fn wait_turns(&self, turns: &[(&str, Duration)]) {
         let now = Instant::now();
         let at = {
             let mut inner = self.lock();
-            let at = inner.last.get(host).map_or(now, |&t| (t + spacing).max(now));
-            inner.note(host, at, spacing, now);
+            let paced = || turns.iter().filter(|(_, spacing)| !spacing.is_zero());
+            let at = paced()
+                .filter_map(|&(key, spacing)| inner.last.get(key).map(|&t| t + with_margin(spacing)))
+                .fold(now, Instant::max);
+            for &(key, spacing) in paced() {
+                inner.note(key, at, spacing, now);
+            }
             at
         };
         if at > now {
@@ -45,10 +60,10 @@ impl Departures {
     }
 
     /// Notes a departure that went elsewhere (a robots.txt request), at the latest it could.
-    pub fn note(&self, host: &str, spacing: Duration) {
+    pub fn note(&self, key: &str, spacing: Duration) {
         if !spacing.is_zero() {
             let now = Instant::now();
-            self.lock().note(host, now, spacing, now);
+            self.lock().note(key, now, spacing, now);
         }
     }
 
@@ -96,5 +111,19 @@ mod tests {
         assert!(noted.elapsed() >= gap, "a robots.txt request counts as a departure");
         d.wait_turn("c.test", Duration::ZERO).await;
         assert!(!d.lock().last.contains_key("c.test"), "an unpaced host is not noted");
+    }
+
+    /// Two names on one address: the second waits for the address's gap, though its host is
+    /// new.
+    #[tokio::test]
+    async fn an_address_spaces_the_requests_of_all_its_names() {
+        let d = Departures::default();
+        let gap = Duration::from_millis(50);
+        let start = Instant::now();
+        d.wait_turns(&[("a.test", gap), ("@127.0.0.1", gap)]).await;
+        d.wait_turns(&[("b.test", gap), ("@127.0.0.1", gap)]).await;
+        assert!(start.elapsed() >= gap, "the address's gap held");
+        let b = d.lock().last["b.test"];
+        assert_eq!(b, d.lock().last["@127.0.0.1"], "the host's departure is the one it waited for");
     }
 }

@@ -176,7 +176,7 @@ impl DownloadStage {
             });
         };
         let Some(robots) = &self.robots else {
-            self.departures.wait_turn(&lease.request.host_key(), lease.spacing).await;
+            self.wait_turn(&lease).await;
             let result = fetch(&self.cfg, &picked, lease.request).await;
             return Handled::Fetched(Fetched {
                 lease: lease.id,
@@ -185,10 +185,15 @@ impl DownloadStage {
                 archive: Vec::new(),
             });
         };
+        // Its turn is taken before robots.txt, which may be what goes first.
+        self.wait_turn(&lease).await;
         let check = robots.check(&lease.request, &picked.downloader).await;
         if check.fresh.is_some() {
             // Its robots.txt request just went: the page keeps its spacing from it.
             self.departures.note(&lease.request.host_key(), lease.spacing);
+            if let Some((ip, gap)) = lease.ip_spacing {
+                self.departures.note(&address_key(ip), gap);
+            }
         }
         let archive: Vec<Records> = match &self.cfg.warc {
             Some(w) => {
@@ -257,8 +262,9 @@ impl DownloadStage {
             {
                 return reply(Outcome::Deferred(spacing), adjust, extra, archive);
             }
+            // The page goes after its robots.txt request, on a turn of its own.
+            self.wait_turn(&lease).await;
         }
-        self.departures.wait_turn(&lease.request.host_key(), lease.spacing).await;
         Handled::Fetched(Fetched {
             lease: lease.id,
             result: fetch(&self.cfg, &picked, lease.request).await,
@@ -266,6 +272,11 @@ impl DownloadStage {
             archive,
         })
     }
+}
+
+/// An address's key among the departures: `@` and the address, apart from any host's.
+fn address_key(ip: std::net::IpAddr) -> String {
+    format!("@{ip}")
 }
 
 /// Fetches with a registered downloader and records the outcome for its score.
@@ -280,6 +291,19 @@ async fn fetch(cfg: &CrawlConfig, picked: &Registered, req: Request) -> Result<R
 }
 
 impl DownloadStage {
+    /// Holds a request until its host's spacing, and its address's, have passed since their
+    /// last departures (`departures.rs`).
+    async fn wait_turn(&self, lease: &Lease) {
+        let host = lease.request.host_key();
+        match lease.ip_spacing {
+            None => self.departures.wait_turn(&host, lease.spacing).await,
+            Some((ip, gap)) => {
+                let ip = address_key(ip);
+                self.departures.wait_turns(&[(&host, lease.spacing), (&ip, gap)]).await;
+            }
+        }
+    }
+
     /// Adds the headers of the limit rule matching the request's host, unless the request
     /// sets them itself, and returns the proxies the rule names.
     fn apply_rule(&self, req: &mut Request) -> &[String] {

@@ -21,6 +21,9 @@ pub struct Lease {
     /// holds a request that would leave closer than this to its host's last one (a lease may
     /// wait in a queue and leave late). Zero: not paced.
     pub spacing: std::time::Duration,
+    /// With per-IP politeness, the address that gated it and that address's least gap, held
+    /// where the request leaves as `spacing` is.
+    pub ip_spacing: Option<(std::net::IpAddr, std::time::Duration)>,
 }
 
 /// A request that failed for good, kept so it can be inspected and re-queued.

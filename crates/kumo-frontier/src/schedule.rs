@@ -516,11 +516,13 @@ impl HostTable {
                     let id = self.next_lease;
                     let deadline = later(now, self.lease_ttl);
                     self.deadlines.push(Reverse((deadline, id)));
+                    let mut ip_spacing = None;
                     if let (Some(ip), Some(ips)) = (ip, &mut self.ips) {
                         ips.leased(ip, now);
+                        ip_spacing = Some(ips.spacing(ip)).filter(|(_, gap)| !gap.is_zero());
                     }
                     self.leases.insert(id, Out { host: i, ip, entry, deadline, released: false });
-                    out.leases.push(Lease { id: LeaseId(id), request: req, spacing });
+                    out.leases.push(Lease { id: LeaseId(id), request: req, spacing, ip_spacing });
                 }
                 // Cannot happen for requests that were valid when queued; reported, not lost.
                 Err(e) => out.invalid.push((i, entry, e.to_string())),

@@ -97,7 +97,7 @@ impl Slots {
                     l.1 = Stage::Running;
                 }
                 // Redis spaces its leases in its script; the downloader adds nothing.
-                out.push(Lease { id: LeaseId(id), request, spacing: Duration::ZERO });
+                out.push(Lease { id: LeaseId(id), request, spacing: Duration::ZERO, ip_spacing: None });
             }
         }
         for host in trimmed {

@@ -54,6 +54,7 @@ struct Ip {
 pub(super) struct Ips {
     policy: IpPolicy,
     ids: HashMap<IpAddr, u32>,
+    addrs: Vec<IpAddr>,
     ips: Vec<Ip>,
     /// Addresses whose gap ends at the instant: Reverse((instant, address)).
     waiting: BinaryHeap<Reverse<(Instant, u32)>>,
@@ -61,7 +62,7 @@ pub(super) struct Ips {
 
 impl Ips {
     pub(super) fn new(policy: IpPolicy) -> Self {
-        Ips { policy, ids: HashMap::new(), ips: Vec::new(), waiting: BinaryHeap::new() }
+        Ips { policy, ids: HashMap::new(), addrs: Vec::new(), ips: Vec::new(), waiting: BinaryHeap::new() }
     }
 
     /// The address's id, made on first sight.
@@ -72,11 +73,17 @@ impl Ips {
         let id = self.ips.len() as u32;
         self.ips.push(Ip { in_flight: 0, next_at: now, timer: false, parked: BinaryHeap::new() });
         self.ids.insert(addr, id);
+        self.addrs.push(addr);
         id
     }
 
     pub(super) fn len(&self) -> usize {
         self.ips.len()
+    }
+
+    /// The address `id` stands for, and the least gap between two starts to it.
+    pub(super) fn spacing(&self, id: u32) -> (IpAddr, Duration) {
+        (self.addrs[id as usize], self.policy.delay)
     }
 
     /// Whether a request to the address may start now.
