@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 /// Departures noted between two prunings of the hosts whose spacing has passed.
 const PRUNE_EVERY: usize = 4096;
 
-/// A spacing with a margin for what still comes between a departure and the server (a new
-/// connection's handshake): 5 % of it, at least 2 ms and at most 20 ms, as the frontier
-/// spaces leases (`HostPolicy::next_gap`).
+/// A spacing with the margin the frontier spaces leases by (`HostPolicy::next_gap`: 5 % of
+/// it, at most 20 ms), for what still comes between a departure and the server: the gate then
+/// holds only a request whose lease left late, and waiting on politeness stays the frontier's,
+/// where the summary counts it.
 fn with_margin(spacing: Duration) -> Duration {
-    spacing + (spacing / 20).clamp(Duration::from_millis(2), Duration::from_millis(20))
+    spacing + (spacing / 20).min(Duration::from_millis(20))
 }
 
 #[derive(Default)]
