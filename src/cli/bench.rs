@@ -103,7 +103,6 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         concurrency: a.concurrency,
         politeness: Politeness {
             default: HostPolicy { parallelism: a.per_host, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         keep_pages: a.recrawl,

@@ -63,7 +63,6 @@ async fn slow_crawl(pages: usize, delay: Duration) -> (TestServer, Engine, Contr
         .unwrap();
     let politeness = Politeness {
         default: HostPolicy { parallelism: 1, delay, ..Default::default() },
-        rules: vec![],
         ..Default::default()
     };
     let cfg = CrawlConfig {

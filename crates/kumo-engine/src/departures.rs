@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use kumo_frontier::Lease;
+
 /// Departures noted between two prunings of the hosts whose spacing has passed.
 const PRUNE_EVERY: usize = 4096;
 
@@ -34,15 +36,27 @@ struct Inner {
 }
 
 impl Departures {
-    /// Waits until a request to `host` may leave, `spacing` after its last departure, and
-    /// notes its departure then. No wait and nothing noted for an unpaced host.
-    pub async fn wait_turn(&self, host: &str, spacing: Duration) {
-        self.wait_turns(&[(host, spacing)]).await;
+    /// Waits until `lease`'s request may leave: its host's spacing and, with per-IP
+    /// politeness, its address's gap after their last departures. No wait for an unpaced one.
+    pub async fn wait_for(&self, lease: &Lease) {
+        let host = lease.request.host_key();
+        match lease.ip_spacing {
+            None => self.wait_turns(&[(&host, lease.spacing)]).await,
+            Some((ip, gap)) => self.wait_turns(&[(&host, lease.spacing), (&address_key(ip), gap)]).await,
+        }
     }
 
-    /// Waits until a request may leave by every one of `turns` (its host's, its address's),
-    /// and notes its departure then under each.
-    pub async fn wait_turns(&self, turns: &[(&str, Duration)]) {
+    /// Notes that `lease`'s host (and address) was just sent its robots.txt request.
+    pub fn note_robots(&self, lease: &Lease) {
+        self.note(&lease.request.host_key(), lease.spacing);
+        if let Some((ip, gap)) = lease.ip_spacing {
+            self.note(&address_key(ip), gap);
+        }
+    }
+
+    /// Waits until a request may leave by every one of `turns` (key, spacing), and notes its
+    /// departure then under each.
+    async fn wait_turns(&self, turns: &[(&str, Duration)]) {
         let now = Instant::now();
         let at = {
             let mut inner = self.lock();
@@ -61,7 +75,7 @@ impl Departures {
     }
 
     /// Notes a departure that went elsewhere (a robots.txt request), at the latest it could.
-    pub fn note(&self, key: &str, spacing: Duration) {
+    fn note(&self, key: &str, spacing: Duration) {
         if !spacing.is_zero() {
             let now = Instant::now();
             self.lock().note(key, now, spacing, now);
@@ -72,6 +86,11 @@ impl Departures {
         // Every change leaves the map consistent: a poisoned lock still holds a usable one.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// An address's key among the departures: `@` and the address, apart from any host's.
+fn address_key(ip: std::net::IpAddr) -> String {
+    format!("@{ip}")
 }
 
 impl Inner {
@@ -101,16 +120,16 @@ mod tests {
         let d = Departures::default();
         let gap = Duration::from_millis(50);
         let start = Instant::now();
-        d.wait_turn("a.test", gap).await;
-        d.wait_turn("b.test", gap).await;
+        d.wait_turns(&[("a.test", gap)]).await;
+        d.wait_turns(&[("b.test", gap)]).await;
         assert!(start.elapsed() < gap, "the first to each host goes at once");
-        d.wait_turn("a.test", gap).await;
+        d.wait_turns(&[("a.test", gap)]).await;
         assert!(start.elapsed() >= gap, "the second to a host waits out its spacing");
         d.note("b.test", gap);
         let noted = Instant::now();
-        d.wait_turn("b.test", gap).await;
+        d.wait_turns(&[("b.test", gap)]).await;
         assert!(noted.elapsed() >= gap, "a robots.txt request counts as a departure");
-        d.wait_turn("c.test", Duration::ZERO).await;
+        d.wait_turns(&[("c.test", Duration::ZERO)]).await;
         assert!(!d.lock().last.contains_key("c.test"), "an unpaced host is not noted");
     }
 

@@ -22,7 +22,6 @@ fn frontier() -> MemoryFrontier {
     MemoryFrontier::new(MemoryFrontierConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1_000_000, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         ..Default::default()

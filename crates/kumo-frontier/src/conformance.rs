@@ -35,11 +35,7 @@ fn req(url: &str, priority: i32) -> (Fingerprint, Request) {
 }
 
 fn open_policy() -> Politeness {
-    Politeness {
-        default: HostPolicy { parallelism: 1000, ..Default::default() },
-        rules: vec![],
-        ..Default::default()
-    }
+    Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, ..Default::default() }
 }
 
 fn cfg(politeness: Politeness) -> SuiteConfig {
@@ -79,14 +75,12 @@ where
     discoveries_are_seen_checked(&make(cfg(open_policy()))).await;
     parallelism_per_host(&make(cfg(Politeness {
         default: HostPolicy { parallelism: 1, ..Default::default() },
-        rules: vec![],
         ..Default::default()
     })))
     .await;
     released_leases_free_their_slot(&make(SuiteConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         lease_ttl: Duration::from_millis(300),

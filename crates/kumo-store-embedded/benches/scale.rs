@@ -55,7 +55,6 @@ fn main() {
     let cfg = || EmbeddedConfig {
         politeness: Politeness {
             default: HostPolicy { parallelism: 1_000, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         ..Default::default()

@@ -73,7 +73,6 @@ async fn embedded_store_survives_reopen() {
     let c = SuiteConfig {
         politeness: kumo_frontier::Politeness {
             default: kumo_frontier::HostPolicy { parallelism: 1000, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         lease_ttl: std::time::Duration::from_secs(600),
@@ -94,7 +93,6 @@ async fn a_resume_takes_its_own_delay_and_keeps_crawl_delays() {
     let open = |delay_ms: u64| {
         let politeness = Politeness {
             default: HostPolicy { delay: Duration::from_millis(delay_ms), ..Default::default() },
-            rules: vec![],
             ..Default::default()
         };
         let cfg = EmbeddedConfig { politeness, ..Default::default() };

@@ -42,7 +42,6 @@ fn main() {
         let mut cfg = RedisConfig::new(&redis.unix_url(), "memory", "bench");
         cfg.politeness = Politeness {
             default: HostPolicy { parallelism: 64, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         };
         cfg.lease_ttl = Duration::from_secs(3600);

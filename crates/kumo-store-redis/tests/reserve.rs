@@ -12,11 +12,7 @@ mod common;
 use common::*;
 
 fn at_most(parallelism: u32) -> Politeness {
-    Politeness {
-        default: HostPolicy { parallelism, ..Default::default() },
-        rules: vec![],
-        ..Default::default()
-    }
+    Politeness { default: HostPolicy { parallelism, ..Default::default() }, ..Default::default() }
 }
 
 fn one_host(n: usize, host: &str) -> Vec<(kumo_core::Fingerprint, kumo_core::Request)> {

@@ -20,7 +20,6 @@ pub fn config(seed: &str) -> CrawlConfig {
         parsers: 2,
         politeness: Politeness {
             default: HostPolicy { parallelism: 16, ..Default::default() },
-            rules: vec![],
             ..Default::default()
         },
         retry_backoff: Duration::from_millis(10),

@@ -3,8 +3,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use kumo_core::{Request, Url};
-
+use super::tests::{lease, push};
 use super::*;
 use crate::IpPolicy;
 
@@ -16,16 +15,6 @@ fn table(parallelism: u32, delay: Duration) -> HostTable {
         ..Default::default()
     };
     HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
-}
-
-fn push(t: &mut HostTable, url: &str, now: Instant) {
-    let r = Request::get(Url::parse(url).unwrap());
-    let (i, _) = t.host_for(&r.host_key(), now);
-    t.enqueue(i, Entry::new(0, StoredRequest::from(&r)), now);
-}
-
-fn lease(t: &mut HostTable, now: Instant) -> Vec<Lease> {
-    t.lease(100, now, &mut |_, _, _, _| Ok(Vec::new())).unwrap().leases
 }
 
 fn hosts(leases: &[Lease]) -> Vec<String> {

@@ -19,7 +19,7 @@ fn table() -> HostTable {
     HostTable::new(politeness, Duration::from_secs(600), usize::MAX)
 }
 
-fn push(t: &mut HostTable, url: &str, now: Instant) {
+pub(super) fn push(t: &mut HostTable, url: &str, now: Instant) {
     let r = Request::get(Url::parse(url).unwrap());
     let (i, _) = t.host_for(&r.host_key(), now);
     t.enqueue(i, Entry::new(0, StoredRequest::from(&r)), now);
@@ -29,7 +29,7 @@ fn no_refill() -> impl FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, 
     |_, _, _, _| Ok(Vec::new())
 }
 
-fn lease(t: &mut HostTable, now: Instant) -> Vec<Lease> {
+pub(super) fn lease(t: &mut HostTable, now: Instant) -> Vec<Lease> {
     t.lease(100, now, &mut no_refill()).unwrap().leases
 }
 
@@ -151,11 +151,8 @@ fn learned_delay_goes_down_and_up_within_its_floors() {
 #[test]
 fn spilled_entries_are_read_back_in_order() {
     let open = HostPolicy { parallelism: 1000, ..Default::default() };
-    let mut t = HostTable::new(
-        Politeness { default: open, rules: vec![], ..Default::default() },
-        Duration::from_secs(60),
-        2,
-    );
+    let mut t =
+        HostTable::new(Politeness { default: open, ..Default::default() }, Duration::from_secs(60), 2);
     let now = Instant::now();
     let mut disk = Vec::new();
     let mut placements = Vec::new();
@@ -186,11 +183,7 @@ fn spilled_entries_are_read_back_in_order() {
 #[test]
 fn no_wait_overflows_the_clock() {
     let open = HostPolicy { parallelism: 100, ..Default::default() };
-    let mut t = HostTable::new(
-        Politeness { default: open, rules: vec![], ..Default::default() },
-        Duration::MAX,
-        usize::MAX,
-    );
+    let mut t = HostTable::new(Politeness { default: open, ..Default::default() }, Duration::MAX, usize::MAX);
     let now = Instant::now();
     for i in 0..3 {
         push(&mut t, &format!("http://a.test/{i}"), now);

@@ -30,11 +30,8 @@ pub fn requests(n: usize) -> Vec<(Fingerprint, Request)> {
 pub fn config(redis: &Redis, crawl: &str, worker: &str) -> RedisConfig {
     let mut cfg = RedisConfig::new(&redis.url(), crawl, worker);
     // No politeness in the way: these tests are about who gets which lease.
-    cfg.politeness = Politeness {
-        default: HostPolicy { parallelism: 1000, ..Default::default() },
-        rules: vec![],
-        ..Default::default()
-    };
+    cfg.politeness =
+        Politeness { default: HostPolicy { parallelism: 1000, ..Default::default() }, ..Default::default() };
     cfg.dead_after = DEAD_AFTER;
     cfg.outage_wait = Duration::from_secs(20);
     cfg
