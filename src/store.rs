@@ -221,12 +221,13 @@ impl Store {
                     compare(store.settings_record()?, &id.settings, || path.display().to_string())?;
                 store.keep_settings_record(&id.settings.to_json())?;
                 let store = Arc::new(store);
-                // The store is the frontier, the item journal and the cookie storage.
+                // The store is the frontier, the item journal, the cookie storage and the
+                // robots.txt answers.
                 opened.state = SiteState {
                     frontier: store.clone(),
                     journal: Some(store.clone()),
                     cookies: Some(store.clone()),
-                    robots: None,
+                    robots: Some(store.clone()),
                 };
                 opened.embedded = Some(store);
             }

@@ -3,6 +3,8 @@
 //! the next request to its host, leased on time, would then reach the server too soon after
 //! it. So each host's last departure is noted here, and a request that would leave closer to
 //! it than its host's spacing waits out the rest; with per-IP politeness, its address's too.
+//! A host that takes one request at a time counts its spacing from its last response instead
+//! (`note_response`), as a request's way to its server varies (a new connection is slower).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -52,6 +54,12 @@ impl Departures {
         if let Some((ip, gap)) = lease.ip_spacing {
             self.note(&address_key(ip), gap);
         }
+    }
+
+    /// Notes that a request to `host` just got its response: with one request at a time, its
+    /// next spacing counts from here.
+    pub fn note_response(&self, host: &str, spacing: Duration) {
+        self.note(host, spacing);
     }
 
     /// Waits until a request may leave by every one of `turns` (key, spacing), and notes its

@@ -103,6 +103,9 @@ pub(crate) struct Check {
     /// The rules were fetched (or waited for) during this check: the host just received a
     /// request, and its crawl delay (capped) is this.
     pub fresh: Option<Option<Duration>>,
+    /// The crawl delay (capped) of rules this check obtained, fetched here or read from the
+    /// store (another worker's answer, or an earlier run's): the host's floor from now on.
+    pub crawl_delay: Option<Duration>,
     /// The `Sitemap:` URLs of rules fetched during this check.
     pub sitemaps: Vec<Url>,
     /// The answers of the robots.txt fetch this check made, redirects included, when the
@@ -219,8 +222,13 @@ impl RobotsCache {
 
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
-        let allow =
-            || Check { decision: Decision::Allow, fresh: None, sitemaps: Vec::new(), exchanges: Vec::new() };
+        let allow = || Check {
+            decision: Decision::Allow,
+            fresh: None,
+            crawl_delay: None,
+            sitemaps: Vec::new(),
+            exchanges: Vec::new(),
+        };
         // Checked on every request: the origin key is all it needs unless rules must be fetched.
         let url = &req.url;
         if !matches!(url.scheme(), "http" | "https")
@@ -235,10 +243,11 @@ impl RobotsCache {
         let was_known = slot.initialized();
         let entry = slot.get_or_init(|| self.entry(&origin, &robots, dl, streak)).await;
         let fetched_here = !was_known && !entry.shared;
-        let fresh = fetched_here.then(|| match &entry.answer {
-            RobotsAnswer::Rules(r) => self.capped_delay(r),
-            RobotsAnswer::Unavailable => None,
-        });
+        let crawl_delay = match &entry.answer {
+            RobotsAnswer::Rules(r) if !was_known => self.capped_delay(r),
+            _ => None,
+        };
+        let fresh = fetched_here.then_some(crawl_delay);
         let decision = match &entry.answer {
             RobotsAnswer::Rules(r) if r.allowed(&req.url) => Decision::Allow,
             RobotsAnswer::Rules(_) => {
@@ -271,7 +280,7 @@ impl RobotsCache {
             true => std::mem::take(&mut *entry.exchanges.lock().unwrap_or_else(|e| e.into_inner())),
             false => Vec::new(),
         };
-        Check { decision, fresh, sitemaps, exchanges }
+        Check { decision, fresh, crawl_delay, sitemaps, exchanges }
     }
 
     /// The answer for `origin`: shared by another worker, fetched here (and shared), or "wait:

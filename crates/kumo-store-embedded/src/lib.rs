@@ -32,6 +32,7 @@ mod migrate;
 mod outputs;
 mod part;
 mod preflight;
+mod robots;
 mod store;
 mod wal_check;
 

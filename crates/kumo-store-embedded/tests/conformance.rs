@@ -136,3 +136,39 @@ async fn a_resume_takes_its_own_delay_and_keeps_crawl_delays() {
         "the new rule for a.test, b.test's Crawl-delay kept"
     );
 }
+
+/// A run killed right after leasing a request may have sent it just before it died, with no
+/// completion committed: a paced host's lease is written before its request leaves, so the
+/// reopened state holds the host its delay from then, and the next run's first request cannot
+/// follow the killed run's too soon.
+#[tokio::test]
+async fn a_reopen_holds_a_paced_host_its_delay_from_a_lease_never_completed() {
+    use std::time::{Duration, Instant};
+
+    use kumo_core::{CanonicalOptions, DedupMode, Request, Url};
+    use kumo_frontier::{Frontier, HostPolicy, Politeness, Readiness};
+
+    let root = tempfile::tempdir().unwrap();
+    let delay = Duration::from_millis(400);
+    let open = || {
+        let politeness =
+            Politeness { default: HostPolicy { delay, ..Default::default() }, ..Default::default() };
+        EmbeddedStore::open(root.path(), EmbeddedConfig { politeness, ..Default::default() }).expect("open")
+    };
+    let req = |url: &str| {
+        let r = Request::get(Url::parse(url).unwrap());
+        (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
+    };
+    let f = open();
+    f.push(vec![req("http://a.test/1")]).await.unwrap();
+    assert_eq!(f.lease(10).await.unwrap().len(), 1, "the lease the killed run's request went with");
+    drop(f);
+
+    let reopened = Instant::now();
+    let f = open();
+    assert!(f.lease(10).await.unwrap().is_empty(), "held at once after the reopen");
+    match f.readiness().await.unwrap() {
+        Readiness::At(at) => assert!(at >= reopened + delay, "held {:?}, not the delay", at - reopened),
+        other => panic!("the host should wait for a turn: {other:?}"),
+    }
+}

@@ -49,10 +49,9 @@ impl DownloadStage {
         };
         let Some(robots) = &self.robots else {
             self.departures.wait_for(&lease).await;
-            let result = fetch(&self.cfg, &picked, lease.request).await;
             return Handled::Fetched(Fetched {
                 lease: lease.id,
-                result,
+                result: self.fetch_in_turn(&picked, lease).await,
                 extra: Vec::new(),
                 archive: Vec::new(),
             });
@@ -80,7 +79,7 @@ impl DownloadStage {
                 admit(&self.scope, &self.cfg, r, &mut extra, &mut skips);
             }
         }
-        let crawl_delay = check.fresh.flatten();
+        let crawl_delay = check.crawl_delay;
         let adjust = crawl_delay
             .map(|d| (lease.request.host_key(), HostAdjustment { min_delay: Some(d), ..Default::default() }));
         let reply = |outcome, adjust, extra, archive| {
@@ -118,6 +117,12 @@ impl DownloadStage {
                 );
             }
         }
+        if check.fresh.is_none() && crawl_delay.is_some_and(|d| !d.is_zero()) {
+            // A stored answer's Crawl-delay is new to this run (a resumed crawl, another
+            // worker's answer): the page waits for a lease at the raised floor, since the
+            // host's last request (maybe a killed run's) may be that recent.
+            return reply(Outcome::Deferred(crawl_delay.unwrap_or_default()), adjust, extra, archive);
+        }
         if check.fresh.is_some() {
             // The host was just sent its robots.txt request: if it wants requests spaced,
             // this one waits its turn in the frontier rather than here.
@@ -136,10 +141,24 @@ impl DownloadStage {
         }
         Handled::Fetched(Fetched {
             lease: lease.id,
-            result: fetch(&self.cfg, &picked, lease.request).await,
+            result: self.fetch_in_turn(&picked, lease).await,
             extra,
             archive,
         })
+    }
+
+    /// Fetches `lease`'s request. A paced host that takes one request at a time then counts
+    /// its next spacing from the response, as Nutch and Heritrix do: a request that reached
+    /// its server late (a new connection, a loaded machine) is never followed too soon.
+    async fn fetch_in_turn(&self, picked: &Registered, lease: Lease) -> Result<Response, FetchError> {
+        let host = lease.request.host_key();
+        let one_at_a_time =
+            !lease.spacing.is_zero() && self.cfg.politeness.policy_for(&host).parallelism <= 1;
+        let result = fetch(&self.cfg, picked, lease.request).await;
+        if one_at_a_time {
+            self.departures.note_response(&host, lease.spacing);
+        }
+        result
     }
 }
 
