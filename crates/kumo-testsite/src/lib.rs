@@ -81,5 +81,6 @@ pub use server::{ServerBuilder, TestServer};
 pub use synthetic::{GroundTruth, SiteConfig};
 pub use tls::TlsIdentity;
 pub use web::{
-    HostKind, Robots, RobotsMix, Rules, SyntheticWeb, Tally, Violations, WebConfig, WebHit, WebHost, WebTruth,
+    Closure, HostKind, PageBudgets, Robots, RobotsMix, Rules, SyntheticWeb, Tally, Violations, WebConfig,
+    WebHit, WebHost, WebTruth,
 };

@@ -22,6 +22,7 @@
 //! A request for a host on an address it does not resolve to answers `421 Misdirected
 //! Request`; an unknown host or path answers `404`.
 
+mod closure;
 mod judge;
 mod links;
 mod model;
@@ -36,6 +37,7 @@ mod tests;
 
 use std::time::Duration;
 
+pub use closure::{Closure, PageBudgets};
 pub use judge::{Rules, Tally, Violations};
 pub use model::{HostKind, Robots, WebHost};
 pub use serve::{SyntheticWeb, WebHit};

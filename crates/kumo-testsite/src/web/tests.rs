@@ -444,3 +444,37 @@ fn a_hundred_thousand_hosts_build_quickly() {
     assert!((700_000..1_500_000).contains(&pages), "about a million pages: {pages}");
     assert!(reached > pages as usize / 4, "a good share is reachable: {reached}");
 }
+
+/// The closure check: a correct crawl without budgets misses only the trap (which no finite
+/// crawl finishes); a page dropped from it is missed; a budget excuses what lies past it and
+/// flags a host beyond it.
+#[test]
+fn the_closure_check_finds_what_a_crawl_left_unfollowed() {
+    use super::PageBudgets;
+
+    let truth = WebTruth::new(WebConfig::default(), PORT);
+    let mut fetched: HashSet<String> = truth.reachable(None, true).into_iter().collect();
+    let trap = truth.names(HostKind::Trap)[0].to_string();
+    let c = truth.closure(&fetched, PageBudgets::default());
+    assert!(c.strangers.is_empty() && c.over_budget.is_empty(), "{c}");
+    assert_eq!((c.missed_count, c.missed.clone()), (1, vec![truth.url(&trap, "/")]), "only the trap's home");
+
+    let no_trap = WebConfig { trap: false, ..WebConfig::default() };
+    let truth = WebTruth::new(no_trap, PORT);
+    fetched = truth.reachable(None, true).into_iter().collect();
+    assert!(truth.closure(&fetched, PageBudgets::default()).holds());
+    let dropped = fetched.iter().find(|u| u.contains("/p/")).unwrap().clone();
+    fetched.remove(&dropped);
+    let c = truth.closure(&fetched, PageBudgets::default());
+    assert!(c.missed.contains(&dropped) && !c.holds(), "{c}");
+
+    // Every host's home page only: with a budget of one page a host, nothing else is owed.
+    let homes: HashSet<String> = fetched.iter().filter(|u| u.ends_with("/")).cloned().collect();
+    let one = PageBudgets { per_host: Some(1), per_domain: None };
+    let c = truth.closure(&homes, one);
+    assert!(c.holds() && c.budgets_used > 0, "{c}");
+    let c = truth.closure(&fetched, one);
+    assert!(!c.over_budget.is_empty(), "two pages of one host are over a budget of one");
+    fetched.insert(truth.url("nowhere.test", "/"));
+    assert_eq!(truth.closure(&fetched, PageBudgets::default()).strangers.len(), 1);
+}
