@@ -118,7 +118,7 @@ fn url_counts(file: &Path) -> HashMap<String, u32> {
 /// A crawl whose state directory fills its filesystem stops (on its own, or killed with -9
 /// while the disk is full), and once space is back it resumes to every page exactly once:
 /// never a "damaged" state, at 21 different stop points (filesystem sizes from a few hundred
-/// KiB to most of what the whole crawl's state needs).
+/// KiB to 80 % of what the whole crawl's state needs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_under_the_state_loses_nothing() {
     if !is_root() {
@@ -138,8 +138,9 @@ async fn a_full_disk_under_the_state_loses_nothing() {
     let whole = du(&full.join("st"));
     const POINTS: u64 = 21;
     for i in 0..POINTS {
-        // From 256 KiB to 90 % of the whole state, in even steps.
-        let size = (256 << 10) + (whole * 9 / 10).saturating_sub(256 << 10) * i / (POINTS - 1);
+        // From 256 KiB to 80 % of the whole state, in even steps (the state's size on disk
+        // varies by a few percent from run to run with when fjall rotates its journal).
+        let size = (256 << 10) + (whole * 8 / 10).saturating_sub(256 << 10) * i / (POINTS - 1);
         let cwd = work.path().join(format!("run{i}"));
         let disk = Tmpfs::mount(&cwd.join("disk"), size).unwrap_or_else(|e| panic!("mount: {e}"));
         let args = ["crawl", &start, "--state", "disk/st", "-o", "pages.jsonl", "--no-progress"];

@@ -363,3 +363,57 @@ async fn a_broad_crawl_of_two_thousand_names_holds_across_two_kills() {
         );
     }
 }
+
+/// `kumo testsite --web` as a user runs it: it prints the start URLs and its DNS server, a
+/// broad crawl of it goes through that server, and on Ctrl-C it judges the crawl's politeness
+/// by the rules given and writes what it found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_site_serves_a_web_and_judges_a_crawl_of_it() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let site_args = [
+        "testsite",
+        "--web",
+        "60",
+        "--web-addresses",
+        "4",
+        "--web-judge",
+        "judged.json",
+        "--judge-delay",
+        "200ms",
+        "--judge-per-ip",
+        "2",
+    ];
+    let mut site = common::spawn_in(dir.path(), &site_args);
+    let mut lines = BufReader::new(site.stdout.take().unwrap()).lines();
+    let read = async |lines: &mut tokio::io::Lines<_>| {
+        tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap().unwrap()
+    };
+    let seeds: String = read(&mut lines).await;
+    let dns: String = read(&mut lines).await;
+    let mut args = vec!["crawl", "--broad", "--dns-server", &dns, "--delay", "200ms", "--max-pages", "40"];
+    args.extend([
+        "--ip-delay",
+        "0s",
+        "--max-host-pause",
+        "1s",
+        "--memory",
+        "-o",
+        "pages.jsonl",
+        "--no-progress",
+    ]);
+    args.extend(seeds.split(' '));
+    let o = tokio::time::timeout(Duration::from_secs(120), common::kumo_in(dir.path(), &args)).await.unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    common::send_signal(&site, "INT");
+    let ended = common::finish(site).await;
+    assert!(ended.status.success(), "{}", stderr(&ended));
+    let judged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("judged.json")).unwrap()).unwrap();
+    let written = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap().lines().count();
+    assert!(judged["requests"].as_u64().unwrap() as usize > written, "pages and robots.txt: {judged}");
+    for kind in ["host_gap", "host_overlap", "ip_overlap", "disallowed", "misrouted", "dead_names"] {
+        assert_eq!(judged["violations"][kind]["count"], 0, "{kind}: {judged}");
+    }
+}

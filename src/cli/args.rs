@@ -562,6 +562,22 @@ pub struct TestsiteArgs {
     /// The synthetic web's seed: the same seed, the same web.
     #[arg(long, value_name = "SEED", default_value_t = 1, requires = "web")]
     pub web_seed: u64,
+    /// On Ctrl-C, judge the synthetic web's request log by the --judge-* rules and write what
+    /// it found to FILE as JSON (requests, and each kind of violation with a few examples).
+    #[arg(long, value_name = "FILE", requires = "web")]
+    pub web_judge: Option<std::path::PathBuf>,
+    /// For --web-judge: the least gap between two request starts to one host.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = humantime::parse_duration, requires = "web_judge")]
+    pub judge_delay: std::time::Duration,
+    /// For --web-judge: the least gap between two request starts to one address.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = humantime::parse_duration, requires = "web_judge")]
+    pub judge_ip_delay: std::time::Duration,
+    /// For --web-judge: the most requests in flight to one host.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "web_judge")]
+    pub judge_per_host: usize,
+    /// For --web-judge: the most requests in flight to one address (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "web_judge")]
+    pub judge_per_ip: usize,
 }
 
 /// The long names of the options of a parsed subcommand that came from the command line (not

@@ -7,7 +7,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use kumo_testsite::{HostileConfig, HostileSite, ServerBuilder, SiteConfig, SyntheticWeb, WebConfig};
+use kumo_testsite::{
+    HostileConfig, HostileSite, Rules, ServerBuilder, SiteConfig, SyntheticWeb, Tally, Violations, WebConfig,
+};
 
 use super::args::TestsiteArgs;
 
@@ -68,8 +70,41 @@ async fn web(hosts: usize, a: &TestsiteArgs) -> Result<ExitCode> {
         web.dns_addr()
     );
     tokio::signal::ctrl_c().await?;
+    if let Some(file) = &a.web_judge {
+        let rules = Rules {
+            host_delay: a.judge_delay,
+            ip_delay: a.judge_ip_delay,
+            per_host: a.judge_per_host.max(1),
+            per_ip: if a.judge_per_ip == 0 { usize::MAX } else { a.judge_per_ip },
+            ..Rules::default()
+        };
+        let judged = web.violations(&rules);
+        let json = serde_json::to_vec_pretty(&judged_json(&judged))?;
+        std::fs::write(file, json).with_context(|| format!("cannot write {}", file.display()))?;
+        say!("{judged}");
+    }
     web.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--web-judge` writes: the requests, then each kind of violation with its count and a
+/// few examples.
+fn judged_json(v: &Violations) -> serde_json::Value {
+    let tally = |t: &Tally| serde_json::json!({ "count": t.count, "examples": t.examples });
+    serde_json::json!({
+        "requests": v.requests,
+        "trap": v.trap,
+        "violations": {
+            "host_gap": tally(&v.host_gap),
+            "host_overlap": tally(&v.host_overlap),
+            "ip_gap": tally(&v.ip_gap),
+            "ip_overlap": tally(&v.ip_overlap),
+            "disallowed": tally(&v.disallowed),
+            "misrouted": tally(&v.misrouted),
+            "dead_names": tally(&v.dead_names),
+            "outside": tally(&v.outside),
+        },
+    })
 }
 
 /// The hostile site: prints its start page, then what a correct crawl of it does.
