@@ -328,6 +328,15 @@ async fn a_broad_crawl_of_two_thousand_names_holds_across_two_kills() {
         summary["skipped"]["budget"].as_u64().unwrap_or(0) > 0,
         "links past budgets are counted: {summary}"
     );
+    // What the hosts came to: every one done with, and on the web's addresses.
+    let hosts = &summary["hosts"];
+    assert_eq!(hosts["with_work"], 0, "{hosts}");
+    assert!(hosts["known"].as_u64().unwrap() > 1_000 && hosts["crawled"].as_u64().unwrap() > 0, "{hosts}");
+    assert!(
+        (1..=51).contains(&hosts["addresses"].as_u64().unwrap()),
+        "50 addresses and the refusing one: {hosts}"
+    );
+    assert!(err.contains(" known, 0 with work left, on "), "{err}");
 
     // The names without an address that a written page links to are on the failure list
     // as `dns`, and none of their pages is written.

@@ -192,6 +192,30 @@ const FAMILIES: &[Family] = &[
         read: |s| plain(summary(s).frontier.hosts as u64),
     },
     Family {
+        name: "kumo_hosts_with_work",
+        help: "Hosts with requests queued or out (counted every 2 s while watched; 0 until then)",
+        counter: false,
+        read: |s| plain(summary(s).hosts.map_or(0, |h| h.with_work as u64)),
+    },
+    Family {
+        name: "kumo_hosts_crawled",
+        help: "Hosts this run completed a request of",
+        counter: false,
+        read: |s| plain(summary(s).hosts.map_or(0, |h| h.crawled as u64)),
+    },
+    Family {
+        name: "kumo_hosts_failed",
+        help: "Hosts whose requests this run all failed",
+        counter: false,
+        read: |s| plain(summary(s).hosts.map_or(0, |h| h.failed as u64)),
+    },
+    Family {
+        name: "kumo_addresses",
+        help: "IP addresses the hosts are on (per-IP politeness)",
+        counter: false,
+        read: |s| plain(summary(s).hosts.map_or(0, |h| h.addresses as u64)),
+    },
+    Family {
         name: "kumo_paused",
         help: "1 while the crawl is paused",
         counter: false,

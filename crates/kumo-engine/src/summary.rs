@@ -120,6 +120,9 @@ pub struct Summary {
     pub items_held: u64,
     /// The frontier at the end (what is left queued, leased, the hosts seen).
     pub frontier: FrontierStats,
+    /// What the hosts came to, when the frontier counts them (at the end, and while watched).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<kumo_frontier::HostFigures>,
     pub robots: RobotsStats,
     /// URL shapes (digits as `#`, query values dropped) with so many pages fetched by this
     /// process that they may be spider traps (see `CrawlConfig::trap_warn_pages`), each with
@@ -226,6 +229,15 @@ impl fmt::Display for Summary {
             writeln!(
                 f,
                 "  budgets:   used up by {hosts} hosts and {domains} domains (links past them skipped as budget)"
+            )?;
+        }
+        if let Some(h) = self.hosts.filter(|h| h.known > 1) {
+            let addresses =
+                if h.addresses > 0 { format!(", on {} addresses", h.addresses) } else { String::new() };
+            writeln!(
+                f,
+                "  hosts:     {} known, {} with work left{addresses}; this run completed requests of {}, and all of {} failed",
+                h.known, h.with_work, h.crawled, h.failed
             )?;
         }
         if self.items_held > 0 {

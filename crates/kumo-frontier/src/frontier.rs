@@ -124,6 +124,23 @@ pub struct FrontierStats {
     pub domains_over_budget: usize,
 }
 
+/// What the frontier's hosts came to, for the summary of a crawl of many hosts. Counting
+/// walks every host, so it is asked for at the end of a run and while someone watches, not
+/// at every commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFigures {
+    /// Hosts the frontier knows.
+    pub known: usize,
+    /// Hosts with requests queued or out: the rest are exhausted.
+    pub with_work: usize,
+    /// Hosts this run completed a request of (a page, or one robots.txt refused).
+    pub crawled: usize,
+    /// Hosts whose requests this run all failed (no page fetched).
+    pub failed: usize,
+    /// Addresses the hosts resolved to (with per-IP politeness; else 0).
+    pub addresses: usize,
+}
+
 fn is_zero_usize(v: &usize) -> bool {
     *v == 0
 }
@@ -289,6 +306,12 @@ pub trait Frontier: Send + Sync {
         _max: Duration,
     ) -> Result<Vec<LiftedPause>, FrontierError> {
         Ok(Vec::new())
+    }
+
+    /// What its hosts came to ([`HostFigures`]); `None` for a backend that does not count
+    /// them (the default).
+    async fn host_figures(&self) -> Result<Option<HostFigures>, FrontierError> {
+        Ok(None)
     }
 
     /// Every host the frontier knows, with what it waits for (its pause, its requests backing

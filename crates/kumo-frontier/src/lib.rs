@@ -34,7 +34,7 @@ pub use exact_seen::{ExactMemorySeenSet, ExactSeenSet};
 pub use exchange::{FailureLine, QueueLine, RequeueReport, StoredFailure};
 pub use frontier::{
     Commit, CommitReport, Completion, CountersFn, FailureRecord, Frontier, FrontierStats, HostAdjustment,
-    Lease, LeaseId, PageRecord, PushReport, Readiness,
+    HostFigures, Lease, LeaseId, PageRecord, PushReport, Readiness,
 };
 pub use instant::{FAR, later};
 pub use memory::{MemoryFrontier, MemoryFrontierConfig};

@@ -11,8 +11,8 @@ use kumo_core::{ErrorKind, Fingerprint, Request, StoredRequest, Url};
 use crate::schedule::{Entry, HostTable, Leased};
 use crate::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    HostQueue, HostView, Lease, LeaseId, LiftedPause, MemorySeenSet, Politeness, PushReport, Readiness,
-    RequeueReport, SeenSet,
+    HostFigures, HostQueue, HostView, Lease, LeaseId, LiftedPause, MemorySeenSet, Politeness, PushReport,
+    Readiness, RequeueReport, SeenSet,
 };
 
 /// Settings of the in-memory frontier.
@@ -259,6 +259,10 @@ impl<S: SeenSet + 'static> Frontier for MemoryFrontier<S> {
         })
     }
 
+    async fn host_figures(&self) -> Result<Option<HostFigures>, FrontierError> {
+        Ok(Some(self.lock().table.host_figures()))
+    }
+
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {
         Ok(self.lock().failures.iter().map(|(f, _)| f.clone()).collect())
     }
@@ -329,7 +333,10 @@ impl<S: SeenSet> MemoryFrontier<S> {
                         st.enqueue(req, now);
                     }
                     match taken {
-                        Ok(out) => st.table.schedule(out.host, now),
+                        Ok(out) => {
+                            st.table.note_outcome(out.host, true);
+                            st.table.schedule(out.host, now);
+                        }
                         Err(e) => note(e),
                     }
                 }
@@ -358,6 +365,7 @@ impl<S: SeenSet> MemoryFrontier<S> {
                     match st.table.take_lease(lease) {
                         Ok(out) => {
                             st.failures.push((failure, out.entry.request));
+                            st.table.note_outcome(out.host, false);
                             st.table.schedule(out.host, now);
                         }
                         Err(e) => note(e),

@@ -31,6 +31,7 @@ use crate::politeness::RateLog;
 use crate::{Budget, FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
 
 mod budget;
+mod figures;
 mod ips;
 mod pacing;
 mod peek;
@@ -134,6 +135,8 @@ struct Host {
     admitted: u64,
     /// Its registrable domain's index in `domain_pages`, with a budget per domain.
     domain: u32,
+    /// What this run's requests to it came to (`figures.rs`).
+    outcomes: u8,
 }
 
 impl Host {
@@ -263,6 +266,7 @@ impl HostTable {
             ip: if self.ips.is_some() { IpSlot::Unknown } else { IpSlot::Free },
             admitted: 0,
             domain,
+            outcomes: 0,
         });
         let i = self.hosts.len() - 1;
         self.host_ids.insert(key, i);

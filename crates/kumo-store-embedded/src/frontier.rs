@@ -11,8 +11,8 @@ use kumo_core::{ErrorKind, Fingerprint, Priority, Request, StoredRequest};
 use kumo_frontier::schedule::{Entry, Leased};
 use kumo_frontier::{
     Commit, CommitReport, Completion, FailureRecord, Frontier, FrontierError, FrontierStats, HostAdjustment,
-    HostQueue, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, RequeueReport, StoredFailure,
-    later,
+    HostFigures, HostQueue, HostView, Lease, LeaseId, LiftedPause, PushReport, Readiness, RequeueReport,
+    StoredFailure, later,
 };
 
 use crate::error::{db, encode};
@@ -153,6 +153,7 @@ impl EmbeddedStore {
                         Ok(out) => {
                             let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
                             sp.queue.remove(&mut b, &k[..]);
+                            inner.table.note_outcome(out.host, true);
                             inner.table.schedule(out.host, now);
                         }
                         Err(_) => report.stale += 1,
@@ -185,6 +186,7 @@ impl EmbeddedStore {
                     let k = keys::queue(host_id(out.host), out.entry.request.priority, out.entry.seq);
                     sp.queue.remove(&mut b, &k[..]);
                     Self::record_failure(sp, inner, &mut b, failure, out.entry.request)?;
+                    inner.table.note_outcome(out.host, false);
                     inner.table.schedule(out.host, now);
                 }
             }
@@ -371,6 +373,10 @@ impl Frontier for EmbeddedStore {
             hosts_over_budget: inner.table.budgets_used().0,
             domains_over_budget: inner.table.budgets_used().1,
         })
+    }
+
+    async fn host_figures(&self) -> Result<Option<HostFigures>, FrontierError> {
+        Ok(Some(self.lock().table.host_figures()))
     }
 
     async fn failures(&self) -> Result<Vec<FailureRecord>, FrontierError> {

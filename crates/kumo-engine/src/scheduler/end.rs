@@ -78,6 +78,7 @@ impl Scheduler<'_> {
         }
         let mut summary =
             summary_of(parts, &tally, started, pages_at_start, frontier_stats, Status::Stopped, cause);
+        summary.hosts = frontier.host_figures().await.unwrap_or_default();
         summary.stop_error = stop_error;
         summary.items_unwritten = written.unwritten;
         summary.items = summary.items.saturating_sub(held);

@@ -30,12 +30,13 @@ pub(super) struct LiveFeed {
     next_hosts: Instant,
     hosts: Vec<LiveHost>,
     crawl: Option<CrawlTotals>,
+    host_figures: Option<kumo_frontier::HostFigures>,
 }
 
 impl LiveFeed {
     pub fn new(tx: Arc<watch::Sender<Option<Arc<Live>>>>) -> Self {
         let now = Instant::now();
-        LiveFeed { tx, next: now, next_hosts: now, hosts: Vec::new(), crawl: None }
+        LiveFeed { tx, next: now, next_hosts: now, hosts: Vec::new(), crawl: None, host_figures: None }
     }
 
     /// Whether anyone watches: nobody watching costs the crawl nothing.
@@ -59,6 +60,8 @@ impl Scheduler<'_> {
         if Instant::now() >= self.live.next_hosts {
             self.live.hosts = crate::live::busiest(self.frontier.hosts().await.unwrap_or_default());
             self.live.crawl = crate::live::crawl_totals(self.frontier.as_ref()).await;
+            // Walks every host: asked as often as the busiest hosts are listed.
+            self.live.host_figures = self.frontier.host_figures().await.unwrap_or_default();
             self.live.next_hosts = Instant::now() + LIVE_HOSTS_EVERY;
         }
         let frontier_stats = self.frontier.stats().await.unwrap_or_default();
@@ -72,6 +75,7 @@ impl Scheduler<'_> {
             None,
         );
         s.buffers = self.buffer_stats();
+        s.hosts = self.live.host_figures;
         let live = self.parts.live(s, self.live.hosts.clone(), self.live.crawl.clone());
         self.live.tx.send_replace(Some(Arc::new(live)));
         self.live.next = Instant::now() + LIVE_EVERY;
@@ -118,6 +122,7 @@ pub(super) fn summary_of(
         items_unwritten: 0,
         items_held: 0,
         frontier,
+        hosts: None,
         robots: parts.robots.as_ref().map(|r| r.stats()).unwrap_or_default(),
         trap_warnings: parts.traps.warnings(),
         changes: tally.changes,
