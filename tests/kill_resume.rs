@@ -57,7 +57,7 @@ async fn run_and_kill_mid_crawl(
     server: &TestServer,
     after: Duration,
 ) -> (bool, std::process::Output) {
-    // robots.txt and one page: each run asks for robots.txt again.
+    // Two requests: robots.txt and a page, or two pages when the state kept robots.txt.
     let fetched = server.hit_count() + 2;
     let child = spawn_kumo(args, cwd);
     let spawned = Instant::now();
@@ -165,7 +165,8 @@ fn check_summary(summary: &serde_json::Value, unique: usize) {
 
 /// Every WARC file is whole (`warcio check`, which reads every gzip member and digest) and
 /// closed, and the responses are each page's once; robots.txt's once per run that fetched it
-/// (each run asks for it again, and each fetch is archived).
+/// (a run asks for it again when the state did not keep its answer, and each fetch is
+/// archived).
 fn check_warc(archive: &Path, server: &TestServer, unique: usize) {
     let mut files: Vec<_> = std::fs::read_dir(archive).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
