@@ -17,8 +17,11 @@
 #   PEERS="kumo-single kumo-broad scrapy-broad"  (their order on odd repetitions)
 #   KUMO_BIN   a kumo binary to use instead of building one
 #   KUMO_ARGS  extra arguments for both kumo peers
-#   JUDGE_DELAY=1s JUDGE_PER_HOST=1 JUDGE_PER_IP=2  the judge's rules; JUDGE_ARGS extra ones
-#   RESULTS=.work/broad/<stamp>
+#   JUDGE_DELAY=1s JUDGE_PER_HOST=1 JUDGE_PER_IP=2 JUDGE_IP_DELAY=100ms  the judge's rules (kumo
+#              --broad's promises); JUDGE_ARGS extra testsite arguments
+#   RESULTS=.work/broad/HOSTS-MAX_PAGES-<stamp>
+#   SITE_START_TIMEOUT=600 SITE_STOP_TIMEOUT=600  seconds for a test site to print its addresses,
+#              and to exit after SIGINT (judging a long request log takes a while)
 # All traffic stays on loopback (127.0.0.1 and 127.77.x.y).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,6 +38,7 @@ PEERS="${PEERS:-kumo-single kumo-broad scrapy-broad}"
 JUDGE_DELAY="${JUDGE_DELAY:-1s}"
 JUDGE_PER_HOST="${JUDGE_PER_HOST:-1}"
 JUDGE_PER_IP="${JUDGE_PER_IP:-2}"
+JUDGE_IP_DELAY="${JUDGE_IP_DELAY:-100ms}"
 SITE_START_TIMEOUT="${SITE_START_TIMEOUT:-600}"  # a large web takes a while to build
 SITE_STOP_TIMEOUT="${SITE_STOP_TIMEOUT:-600}"    # and to judge a long request log
 W="$HERE/.work"
@@ -89,7 +93,7 @@ RES="$RESULTS/results.jsonl"
   > "$RESULTS/versions.json"
 HOSTS="$HOSTS" ADDRESSES="$ADDRESSES" MAX_PAGES="$MAX_PAGES" WEB_SEED="$WEB_SEED" REPS="$REPS" \
 PEERS="$PEERS" RUN_TIMEOUT="$RUN_TIMEOUT" KUMO_ARGS="${KUMO_ARGS:-}" JUDGE="$JUDGE" \
-JUDGE_RULES="--judge-delay $JUDGE_DELAY --judge-per-host $JUDGE_PER_HOST --judge-per-ip $JUDGE_PER_IP ${JUDGE_ARGS:-}" \
+JUDGE_RULES="--judge-delay $JUDGE_DELAY --judge-per-host $JUDGE_PER_HOST --judge-per-ip $JUDGE_PER_IP --judge-ip-delay $JUDGE_IP_DELAY ${JUDGE_ARGS:-}" \
 python3 - "$RESULTS/meta.json" <<'EOF'
 import datetime, json, os, platform, sys
 e = os.environ
@@ -168,7 +172,8 @@ run_one() {  # peer rep
   else
     local judge=()
     ((JUDGE)) && judge=(--web-judge "$out/judge.json" --judge-delay "$JUDGE_DELAY"
-                        --judge-per-host "$JUDGE_PER_HOST" --judge-per-ip "$JUDGE_PER_IP" "${JARGS[@]}")
+                        --judge-per-host "$JUDGE_PER_HOST" --judge-per-ip "$JUDGE_PER_IP"
+                        --judge-ip-delay "$JUDGE_IP_DELAY" "${JARGS[@]}")
     site_start "$out" 2 --web "$HOSTS" --web-addresses "$ADDRESSES" --web-seed "$WEB_SEED" "${judge[@]}" \
       || { no_site "$peer" "$rep"; return 0; }
     local seeds dns
@@ -187,7 +192,7 @@ run_one() {  # peer rep
            -s REACTOR_THREADPOOL_MAXSIZE=20 -s "CLOSESPIDER_ITEMCOUNT=$MAX_PAGES" -O "$out/out.jsonl")
       extra=(--stats "$out/stats.json")
     fi
-    ((JUDGE)) && extra+=(--judge "$out/judge.json")
+    extra+=(--judge "$out/judge.json")  # absent without a judge: violations unknown
   fi
   local t0 t1 rc=0
   t0="$(site_cpu_ticks)"

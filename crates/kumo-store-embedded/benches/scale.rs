@@ -3,10 +3,12 @@
 //! leases and completes a share of them, and reopens the state. Prints resident memory and
 //! bytes per URL at each step. Runs once (not a criterion loop), under the binary's allocator:
 //!
-//!   cargo bench -p kumo-store-embedded --bench scale -- [URLS]
+//!   cargo bench -p kumo-store-embedded --bench scale -- [URLS] [--hosts H]
 //!
 //! Targets (issue 5): the seen set at most 16 bytes of RAM per URL, the whole frontier under
-//! 2 GB resident at 10 M URLs.
+//! 2 GB resident at 10 M URLs. With `--hosts` (say 1 000 000 URLs over 1 000 000 hosts, a broad
+//! crawl's shape) it also prints the resident bytes per known host, each host's queued URL and
+//! seen-set entry included (the broad-crawl issue's target: at most 300 B).
 
 use std::time::Instant;
 
@@ -17,7 +19,6 @@ use kumo_store_embedded::{EmbeddedConfig, EmbeddedStore};
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const HOSTS: u64 = 1_000;
 const BATCH: u64 = 20;
 
 /// Resident memory of this process, in bytes.
@@ -31,10 +32,12 @@ fn mib(b: u64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
 
-fn request(i: u64) -> (kumo_core::Fingerprint, Request) {
+fn request(i: u64, hosts: u64) -> (kumo_core::Fingerprint, Request) {
     // Scatter URLs over hosts and paths the way links arrive: not in order.
     let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let url = format!("http://host{}.test/section/{}/page-{}.html", x % HOSTS, (x >> 20) % 500, i);
+    // A prime multiplier: over `hosts` consecutive URLs, every host once.
+    let host = i.wrapping_mul(2_654_435_761) % hosts.max(1);
+    let url = format!("http://host{host}.test/section/{}/page-{}.html", (x >> 20) % 500, i);
     let r = Request::get(Url::parse(&url).expect("url"));
     (r.fingerprint(&CanonicalOptions::default(), DedupMode::Strict), r)
 }
@@ -50,7 +53,16 @@ fn report(what: &str, urls: u64, base: u64, started: Instant) {
 }
 
 fn main() {
-    let n: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let hosts_at = args.iter().position(|a| a == "--hosts");
+    let hosts: u64 = hosts_at.and_then(|i| args.get(i + 1)?.parse().ok()).unwrap_or(1_000);
+    let n: u64 = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| hosts_at.is_none_or(|h| *i != h + 1))
+        .find_map(|(_, a)| a.parse().ok())
+        .unwrap_or(10_000_000);
+    let request = |i| request(i, hosts);
     let dir = tempfile::tempdir().expect("temp dir");
     let cfg = || EmbeddedConfig {
         politeness: Politeness {
@@ -74,6 +86,9 @@ fn main() {
                 report("pushed", i, base, started);
             }
         }
+        let per_host = rss().saturating_sub(base) as f64 / hosts.min(n).max(1) as f64;
+        let known = store.stats().await.expect("stats").hosts;
+        println!("{known} hosts known: {per_host:.0} B resident per host, its queued URLs and seen entries included");
         // Every URL again: all seen, nothing queued twice.
         let t = Instant::now();
         let mut seen = 0;
