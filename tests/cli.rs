@@ -459,3 +459,32 @@ async fn names_are_resolved_by_the_given_dns_server_and_failures_are_dns() {
     let listed = String::from_utf8_lossy(&list.stdout);
     assert_eq!(listed.matches("\"dns\"").count(), 2, "both on the failure list as dns: {listed}");
 }
+
+/// A broad crawl's seed list comes from a file (`--seeds-file`), one URL a line, blank lines
+/// and comments skipped, after the URLs given as arguments; a file that cannot be read is a
+/// usage error that names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_urls_come_from_a_seeds_file() {
+    let a = ServerBuilder::new().fixture("/", kumo_testsite::Fixture::html("a")).start().await.unwrap();
+    let b = ServerBuilder::new().fixture("/", kumo_testsite::Fixture::html("b")).start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("seeds.txt"),
+        format!("# the seeds\n{}\n\n  {}  \n", a.url("/"), b.url("/")),
+    )
+    .unwrap();
+    let args = ["crawl", "--seeds-file", "seeds.txt", "--any-domain", "--memory", "-o", "pages.jsonl"];
+    let o = common::kumo_in(dir.path(), &args).await;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut urls: Vec<String> = read_lines(&dir.path().join("pages.jsonl"))
+        .iter()
+        .map(|v| v["url"].as_str().unwrap().to_string())
+        .collect();
+    urls.sort();
+    let mut want = vec![a.url("/"), b.url("/")];
+    want.sort();
+    assert_eq!(urls, want);
+    let o = common::kumo_in(dir.path(), &["crawl", "--seeds-file", "nowhere.txt", "--memory"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot read the seeds file nowhere.txt"), "{}", stderr(&o));
+}

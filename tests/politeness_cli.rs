@@ -387,6 +387,8 @@ async fn the_test_site_serves_a_web_and_judges_a_crawl_of_it() {
         "60",
         "--web-addresses",
         "4",
+        "--web-seeds",
+        "6",
         "--web-judge",
         "judged.json",
         "--judge-delay",
@@ -401,6 +403,7 @@ async fn the_test_site_serves_a_web_and_judges_a_crawl_of_it() {
     };
     let seeds: String = read(&mut lines).await;
     let dns: String = read(&mut lines).await;
+    assert_eq!(seeds.split(' ').count(), 6, "{seeds}");
     let mut args = vec!["crawl", "--broad", "--dns-server", &dns, "--delay", "200ms", "--max-pages", "40"];
     args.extend([
         "--ip-delay",

@@ -315,8 +315,12 @@ pub struct ShellArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CrawlArgs {
     /// Start URLs (http or https).
-    #[arg(required_unless_present = "sitemap", value_name = "URL")]
+    #[arg(required_unless_present_any = ["sitemap", "seeds_file"], value_name = "URL")]
     pub urls: Vec<String>,
+    /// More start URLs from FILE, one a line (blank lines and lines starting with # are
+    /// skipped), after those given as arguments: a broad crawl's seed list.
+    #[arg(long, value_name = "FILE")]
+    pub seeds_file: Option<std::path::PathBuf>,
     /// Where the page records go: a file in the format its extension names (.jsonl JSON
     /// Lines, also without an extension; .json one JSON array; .csv CSV; any other is
     /// refused), - for standard output (JSON Lines), or a PostgreSQL URL
@@ -562,6 +566,10 @@ pub struct TestsiteArgs {
     /// The synthetic web's seed: the same seed, the same web.
     #[arg(long, value_name = "SEED", default_value_t = 1, requires = "web")]
     pub web_seed: u64,
+    /// The synthetic web's start URLs: the index pages of its K most popular hosts (a broad
+    /// crawl starts from a long list of hosts).
+    #[arg(long, value_name = "K", default_value_t = 4, requires = "web")]
+    pub web_seeds: usize,
     /// On Ctrl-C, judge the synthetic web's request log by the --judge-* rules and write what
     /// it found to FILE as JSON (requests, and each kind of violation with a few examples).
     #[arg(long, value_name = "FILE", requires = "web")]

@@ -39,6 +39,20 @@ pub fn parse_seeds(raw: &[String]) -> Result<Vec<Url>> {
         .collect()
 }
 
+/// The start URLs given as arguments, then those of `--seeds-file` (one a line; blank lines
+/// and `#` comments skipped).
+fn with_seeds_file(urls: &[String], file: Option<&std::path::Path>) -> Result<Vec<String>> {
+    let mut all = urls.to_vec();
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the seeds file {}", file.display()))
+            .map_err(usage)?;
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+        all.extend(lines.map(str::to_string));
+    }
+    Ok(all)
+}
+
 /// The certificates of every `--ca-file`, checked: a missing file or one with no certificate
 /// is refused by name.
 pub fn trusted_roots(files: &[std::path::PathBuf]) -> Result<ExtraRoots> {
@@ -93,7 +107,7 @@ pub async fn run(a: CrawlArgs) -> Result<ExitCode> {
     if let Some(file) = super::spider::spider_file(&a.urls) {
         return super::spider::run(file, &a).await;
     }
-    let seeds = parse_seeds(&a.urls).map_err(usage)?;
+    let seeds = parse_seeds(&with_seeds_file(&a.urls, a.seeds_file.as_deref())?).map_err(usage)?;
     // Every setting is checked before anything is created: a refused run leaves no output
     // file and no state behind.
     let mut plan = plan_from_args(&a, &seeds).map_err(usage)?;

@@ -54,7 +54,13 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
 
 /// A synthetic web: prints its start URLs on one line, then its DNS server's address.
 async fn web(hosts: usize, a: &TestsiteArgs) -> Result<ExitCode> {
-    let cfg = WebConfig { seed: a.web_seed, hosts, addresses: a.web_addresses, ..WebConfig::default() };
+    let cfg = WebConfig {
+        seed: a.web_seed,
+        hosts,
+        addresses: a.web_addresses,
+        seeds: a.web_seeds.max(1),
+        ..WebConfig::default()
+    };
     let web = SyntheticWeb::start(cfg).await.context("cannot start the synthetic web")?;
     let mut out = std::io::stdout();
     writeln!(out, "{}", web.seeds().join(" "))?;

@@ -523,6 +523,7 @@ pub static COMMAND_ONLY: &[(&str, &str)] = &[
     ("script-max-call", "the operator's ceiling on every site's script"),
     ("script-max-memory", "the operator's ceiling on every site's script"),
     ("seed-base", "a spider file has `base`"),
+    ("seeds-file", "a spider file lists its `seeds`"),
     ("failure-threshold", "when this command exits with status 4"),
     ("summary-json", "what this command reports"),
     ("no-progress", "what this command shows"),
