@@ -151,11 +151,12 @@ impl DownloadStage {
     /// its next spacing from the response, as Nutch and Heritrix do: a request that reached
     /// its server late (a new connection, a loaded machine) is never followed too soon.
     async fn fetch_in_turn(&self, picked: &Registered, lease: Lease) -> Result<Response, FetchError> {
-        let host = lease.request.host_key();
-        let one_at_a_time =
-            !lease.spacing.is_zero() && self.cfg.politeness.policy_for(&host).parallelism <= 1;
+        // An unpaced host (the common case of a focused crawl) costs one branch.
+        let one_at_a_time = (!lease.spacing.is_zero())
+            .then(|| lease.request.host_key())
+            .filter(|host| self.cfg.politeness.policy_for(host).parallelism <= 1);
         let result = fetch(&self.cfg, picked, lease.request).await;
-        if one_at_a_time {
+        if let Some(host) = one_at_a_time {
             self.departures.note_response(&host, lease.spacing);
         }
         result
