@@ -38,7 +38,8 @@ pub struct RobotsConfig {
     pub max_crawl_delay: Duration,
     /// How long fetched rules are trusted.
     pub ttl: Duration,
-    /// Origins whose rules are kept; the oldest are dropped beyond this.
+    /// Origins whose rules are kept; the oldest are dropped beyond this, but none fetched
+    /// within three Crawl-delay caps (at least 30 s), which a page sent back may still need.
     pub capacity: usize,
     /// How long an origin whose robots.txt answered 5xx waits before it is tried again;
     /// nothing is fetched from it meanwhile.
@@ -206,18 +207,31 @@ impl RobotsCache {
                 None => return (slot.clone(), 0),
             }
         }
+        // The oldest go first, but never one fetched within the pin window: a page sent back
+        // after its robots.txt (to wait out its host's delay) must find it again, or a crawl
+        // of more hosts than the capacity fetches robots.txt for ever and no page.
+        let pin = self.pin_window();
         while map.len() >= self.cfg.capacity.max(1) {
-            match order.pop_front() {
-                Some(old) => {
-                    map.remove(&old);
-                }
-                None => break,
+            let Some(old) = order.front() else { break };
+            // Still being fetched, or fetched within the window: kept, and so is what follows.
+            let young = map.get(old).is_some_and(|s| s.get().is_none_or(|e| e.fetched_at.elapsed() < pin));
+            if young {
+                break;
+            }
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
             }
         }
         let slot: Slot = Arc::new(OnceCell::new());
         map.insert(origin.to_string(), slot.clone());
         order.push_back(origin.to_string());
         (slot, 0)
+    }
+
+    /// How long a fetched answer stays whatever the capacity: longer than any wait a page is
+    /// sent back for after its robots.txt (its host's delay, a Crawl-delay up to the cap).
+    fn pin_window(&self) -> Duration {
+        self.cfg.max_crawl_delay.max(Duration::from_secs(10)) * 3
     }
 
     /// Decides whether `req` may be fetched, fetching the origin's robots.txt if needed.

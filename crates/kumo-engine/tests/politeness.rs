@@ -354,3 +354,34 @@ async fn max_pages_counts_pages_not_robots_work_or_retries() {
     assert_eq!(summary.stopped_by, kumo_engine::StopCause::MaxPages);
     assert_eq!(items.len(), 5, "retry: {:?}", server.hits());
 }
+
+/// More origins than the robots.txt cache holds, each paced: a page sent back after its
+/// robots.txt (to wait out its host's delay) still finds the answer when it returns, so each
+/// robots.txt is asked once and every page is fetched. (An answer dropped in the meantime was
+/// asked again, and the page sent back again, for ever.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_hosts_than_the_robots_cache_holds_are_crawled_whole() {
+    let mut servers = Vec::new();
+    for _ in 0..6 {
+        let s = ServerBuilder::new()
+            .fixture("/robots.txt", Fixture::status(404, "none"))
+            .fixture("/", Fixture::html(&links(&["/a"])))
+            .fixture("/a", Fixture::html("a"))
+            .start()
+            .await
+            .unwrap();
+        servers.push(s);
+    }
+    let mut cfg = config(&servers[0].url("/"));
+    cfg.seeds = servers.iter().map(|s| kumo_core::Url::parse(&s.url("/")).unwrap()).collect();
+    cfg.robots.capacity = 2;
+    cfg.politeness.default =
+        HostPolicy { parallelism: 1, delay: Duration::from_millis(100), ..Default::default() };
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 12, "two pages of each of six hosts");
+    for s in &servers {
+        let robots = s.hits().iter().filter(|h| h.target == "/robots.txt").count();
+        assert_eq!(robots, 1, "{}: robots.txt once", s.base_url());
+    }
+    assert_eq!(summary.robots.fetched, 6);
+}
