@@ -570,6 +570,10 @@ pub struct TestsiteArgs {
     /// crawl starts from a long list of hosts).
     #[arg(long, value_name = "K", default_value_t = 4, requires = "web")]
     pub web_seeds: usize,
+    /// Spread the synthetic web's names evenly over its addresses, not by a Zipf skew (with
+    /// the skew a tenth of them share one address, and per-IP politeness paces the crawl).
+    #[arg(long, requires = "web")]
+    pub web_even_addresses: bool,
     /// On Ctrl-C, judge the synthetic web's request log by the --judge-* rules and write what
     /// it found to FILE as JSON (requests, and each kind of violation with a few examples).
     #[arg(long, value_name = "FILE", requires = "web")]

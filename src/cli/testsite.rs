@@ -59,6 +59,7 @@ async fn web(hosts: usize, a: &TestsiteArgs) -> Result<ExitCode> {
         hosts,
         addresses: a.web_addresses,
         seeds: a.web_seeds.max(1),
+        even_addresses: a.web_even_addresses,
         ..WebConfig::default()
     };
     let web = SyntheticWeb::start(cfg).await.context("cannot start the synthetic web")?;

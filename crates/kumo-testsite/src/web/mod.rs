@@ -90,6 +90,10 @@ pub struct WebConfig {
     pub spam_pages: usize,
     /// How ordinary hosts' robots.txt files are drawn.
     pub robots: RobotsMix,
+    /// Spread the ordinary hosts evenly over the addresses instead of by a Zipf skew: a web
+    /// whose crawl per-IP politeness does not pace (with the skew, a tenth of the names share
+    /// one address, which a polite crawler asks ten times a second).
+    pub even_addresses: bool,
 }
 
 /// Relative weights of the robots.txt kinds among ordinary hosts. The seed hosts never get
@@ -141,6 +145,7 @@ impl Default for WebConfig {
             spam_hosts: 10,
             spam_pages: 5,
             robots: RobotsMix::default(),
+            even_addresses: false,
         }
     }
 }

@@ -302,7 +302,13 @@ fn ordinary_hosts(cfg: &WebConfig, addresses: &[Ipv4Addr], skew: &Zipf) -> Vec<W
                 left = 1 + rng_below(cfg, Stream::DomainSize, domain, spread);
             }
             left -= 1;
-            let addr = addresses[skew.sample(&mut Rng::new(cfg.seed, Stream::Address, i, 0))];
+            let mut rng = Rng::new(cfg.seed, Stream::Address, i, 0);
+            let pick = if cfg.even_addresses {
+                rng.below(addresses.len() as u64) as usize
+            } else {
+                skew.sample(&mut rng)
+            };
+            let addr = addresses[pick];
             WebHost {
                 name: format!("h{i}.d{domain}.test"),
                 domain: format!("d{domain}.test"),

@@ -478,3 +478,22 @@ fn the_closure_check_finds_what_a_crawl_left_unfollowed() {
     fetched.insert(truth.url("nowhere.test", "/"));
     assert_eq!(truth.closure(&fetched, PageBudgets::default()).strangers.len(), 1);
 }
+
+/// With the Zipf skew, one address carries a large share of the names; spread evenly, none
+/// carries more than twice its share.
+#[test]
+fn names_spread_evenly_over_the_addresses_when_asked() {
+    let busiest = |even_addresses| {
+        let truth = WebTruth::new(
+            WebConfig { hosts: 4_000, addresses: 40, even_addresses, ..WebConfig::default() },
+            PORT,
+        );
+        let mut per: HashMap<Option<Ipv4Addr>, usize> = HashMap::new();
+        for h in truth.hosts().iter().filter(|h| h.kind == HostKind::Ordinary) {
+            *per.entry(h.addr).or_default() += 1;
+        }
+        per.values().copied().max().unwrap()
+    };
+    assert!(busiest(false) > 500, "a tenth or more on one address");
+    assert!(busiest(true) < 200, "at most twice the 100 names of an even share");
+}
