@@ -14,6 +14,8 @@
 #
 # env (see bench/README.md, "Broad crawls"):
 #   ADDRESSES=2000  REPS=1  RUN_TIMEOUT=1800 (seconds per run)  WEB_SEED=1
+#   SEEDS=HOSTS  start URLs (a broad crawl starts from a long list of hosts)
+#   EVEN_ADDRESSES=1  names spread evenly over the addresses (0: Zipf-skewed, as shared hosting)
 #   PEERS="kumo-single kumo-broad scrapy-broad"  (their order on odd repetitions)
 #   KUMO_BIN   a kumo binary to use instead of building one
 #   KUMO_ARGS  extra arguments for both kumo peers
@@ -34,6 +36,9 @@ ADDRESSES="${ADDRESSES:-2000}"
 REPS="${REPS:-1}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-1800}"
 WEB_SEED="${WEB_SEED:-1}"
+SEEDS="${SEEDS:-$HOSTS}"  # start URLs: the index pages of the most popular hosts (all, by default)
+EVEN_ADDRESSES="${EVEN_ADDRESSES:-1}"  # 1: names spread evenly over the addresses; 0: Zipf-skewed
+even=(); [[ "$EVEN_ADDRESSES" == 1 ]] && even=(--web-even-addresses)
 PEERS="${PEERS:-kumo-single kumo-broad scrapy-broad}"
 JUDGE_DELAY="${JUDGE_DELAY:-1s}"
 JUDGE_PER_HOST="${JUDGE_PER_HOST:-1}"
@@ -174,20 +179,23 @@ run_one() {  # peer rep
     ((JUDGE)) && judge=(--web-judge "$out/judge.json" --judge-delay "$JUDGE_DELAY"
                         --judge-per-host "$JUDGE_PER_HOST" --judge-per-ip "$JUDGE_PER_IP"
                         --judge-ip-delay "$JUDGE_IP_DELAY" "${JARGS[@]}")
-    site_start "$out" 2 --web "$HOSTS" --web-addresses "$ADDRESSES" --web-seed "$WEB_SEED" "${judge[@]}" \
+    site_start "$out" 2 --web "$HOSTS" --web-addresses "$ADDRESSES" --web-seed "$WEB_SEED" \
+      --web-seeds "$SEEDS" "${even[@]}" "${judge[@]}" \
       || { no_site "$peer" "$rep"; return 0; }
     local seeds dns
     seeds="$(sed -n 1p "$out/site.stdout")"
     dns="$(sed -n 2p "$out/site.stdout")"
     read -r -a S <<< "$seeds"
+    printf '%s\n' "${S[@]}" > "$out/seeds.txt"
     if [[ "$peer" == kumo-broad ]]; then
       cmd=("$KUMO_BIN" crawl --broad --dns-server "$dns" --max-pages "$MAX_PAGES" --state "$out/state"
-           --fresh -o "$out/out.jsonl" --no-progress --summary-json "$out/summary.json" "${KARGS[@]}" "${S[@]}")
+           --fresh -o "$out/out.jsonl" --no-progress --summary-json "$out/summary.json" "${KARGS[@]}"
+           --seeds-file "$out/seeds.txt")
       extra=(--kumo-summary "$out/summary.json")
     else
       # the resolver, its server and the thread pool are the process's settings: -s, not the spider's
       cmd=("$W/venv/bin/scrapy" runspider "$HERE/peers/scrapy/broad_spider.py"
-           -a "start=$seeds" -a "stats=$out/stats.json"
+           -a "seeds_file=$out/seeds.txt" -a "stats=$out/stats.json"
            -s TWISTED_DNS_RESOLVER=broad_spider.WebResolver -s "BROAD_DNS_SERVER=$dns"
            -s REACTOR_THREADPOOL_MAXSIZE=20 -s "CLOSESPIDER_ITEMCOUNT=$MAX_PAGES" -O "$out/out.jsonl")
       extra=(--stats "$out/stats.json")

@@ -1,6 +1,6 @@
 """Scrapy peer for the broad-crawl benchmark (bench/broad.sh): a synthetic web of many hosts.
 
-run:  scrapy runspider broad_spider.py -a start="URL URL ..." -a stats=STATS.json \\
+run:  scrapy runspider broad_spider.py -a seeds_file=SEEDS.txt (or -a start="URL URL ...") -a stats=STATS.json \\
         -s TWISTED_DNS_RESOLVER=broad_spider.WebResolver -s BROAD_DNS_SERVER=IP:PORT \\
         -s REACTOR_THREADPOOL_MAXSIZE=20 -s CLOSESPIDER_ITEMCOUNT=PAGES -O OUT.jsonl
 
@@ -111,9 +111,13 @@ class BroadSpider(scrapy.Spider):
         "FEED_EXPORT_ENCODING": "utf-8",
     }
 
-    def __init__(self, start="", stats=None, *a, **kw):
+    def __init__(self, start="", seeds_file=None, stats=None, *a, **kw):
         super().__init__(*a, **kw)
         self.start_urls = start.split()
+        if seeds_file:
+            # One URL a line: a long seed list is too long for one argument.
+            with open(seeds_file) as f:
+                self.start_urls += [line.strip() for line in f if line.strip()]
         self.stats_path = stats
         self.pages = 0
         self.t0 = time.monotonic()
