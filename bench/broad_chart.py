@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import broad_summary  # noqa: E402
-from chart import BAD, BAR_H, FONT, KUMO, MUTED, PANEL_GAP, PEER, RULE, TOP, WIDTH, text  # noqa: E402
+from chart import BAD, FONT, MUTED, PANEL_GAP, RULE, TOP, WIDTH, panels, text  # noqa: E402
 
 LABEL_W = 220
 ROW = 56               # one peer's row: its name, what it is, the judge's verdict
@@ -84,30 +84,8 @@ def chart(rows, versions, meta):
         if note:
             out.append(text(20, y + 39, note, size=11, fill=colour))
 
-    for k, (key, title, subtitle, fmt, room) in enumerate(PANELS):
-        x0 = LABEL_W + k * (panel_w + PANEL_GAP)
-        out.append(text(x0, TOP - 36, title, size=13, weight="bold"))
-        out.append(text(x0, TOP - 21, subtitle, size=11, fill=MUTED))
-        vals = [s[key] for s in agg if s[key] is not None]
-        top = max(vals) if vals else 1
-        scale = (panel_w - room) / top if top else 0
-        out.append(f'<line x1="{x0:.1f}" y1="{TOP - 12}" x2="{x0:.1f}" '
-                   f'y2="{TOP + n_rows * ROW - 14}" stroke="{MUTED}" stroke-width="1"/>')
-        for i, s in enumerate(agg):
-            y = TOP + i * ROW - 4
-            v = s[key]
-            if v is None:
-                out.append(text(x0 + 6, y + BAR_H / 2 + 4, "n/a", size=12, fill=MUTED))
-                continue
-            w = max(v * scale, 1.5)
-            fill = KUMO if s["peer"].startswith("kumo") else PEER
-            out.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{w:.1f}" height="{BAR_H}" '
-                       f'rx="2" fill="{fill}"/>')
-            label, weight = fmt(v), "normal"
-            if key == "pages_per_s" and s["peer"] in ratio:
-                label += f" ({ratio[s['peer']]:.2f}× Scrapy)"
-                weight = "bold"
-            out.append(text(x0 + w + 6, y + BAR_H / 2 + 4.5, label, size=12, weight=weight))
+    panels(out, agg, PANELS, LABEL_W, panel_w, n_rows, ROW,
+           lambda s: f" ({ratio[s['peer']]:.2f}× Scrapy)" if s["peer"] in ratio else None)
 
     foot = TOP + n_rows * ROW + 8
     out.append(text(20, foot + 8,

@@ -15,13 +15,13 @@ broad_chart.py imports aggregate() from here, so the chart and the table show th
 import argparse
 import json
 import os
-import statistics
 import sys
 from collections import OrderedDict
 from urllib.parse import urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_run import parse_time_v  # noqa: E402
+from summarize import cpu_s, med  # noqa: E402
 
 PEERS = ("kumo-single", "kumo-broad", "scrapy-broad")
 DESCRIPTION = {
@@ -107,17 +107,6 @@ def row(a):
         r["trap_requests"] = j.get("trap") if isinstance(j, dict) else None
         r["violations"] = violations(j)
     return r
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def cpu_s(r):
-    if "user_s" not in r:
-        return None
-    return (r.get("user_s") or 0) + (r.get("sys_s") or 0)
 
 
 def aggregate(rows):

@@ -55,6 +55,38 @@ def text(x, y, s, size=12, weight="normal", fill=TEXT, anchor="start"):
             f'fill="{fill}" text-anchor="{anchor}">{escape(s)}</text>')
 
 
+def panels(out, agg, specs, label_w, panel_w, n_rows, row, ratio_of):
+    """One panel per spec (key, title, subtitle, how to write a value, room for its label): a
+    bar per peer, kumo's blue and the others grey, an incomplete run's outlined red, and the
+    pages/s label followed in bold by `ratio_of(peer)` when that gives one."""
+    for k, (key, title, subtitle, fmt, room) in enumerate(specs):
+        x0 = label_w + k * (panel_w + PANEL_GAP)
+        out.append(text(x0, TOP - 36, title, size=13, weight="bold"))
+        out.append(text(x0, TOP - 21, subtitle, size=11, fill=MUTED))
+        vals = [s[key] for s in agg if s[key] is not None]
+        top = max(vals) if vals else 1
+        scale = (panel_w - room) / top if top else 0
+        out.append(f'<line x1="{x0:.1f}" y1="{TOP - 12}" x2="{x0:.1f}" '
+                   f'y2="{TOP + n_rows * row - 14}" stroke="{MUTED}" stroke-width="1"/>')
+        for i, s in enumerate(agg):
+            y = TOP + i * row - 4
+            v = s[key]
+            if v is None:
+                out.append(text(x0 + 6, y + BAR_H / 2 + 4, "n/a", size=12, fill=MUTED))
+                continue
+            w = max(v * scale, 1.5)
+            fill = KUMO if s["peer"].startswith("kumo") else PEER
+            stroke = f' stroke="{BAD}" stroke-width="2"' if not s.get("complete", True) else ""
+            out.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{w:.1f}" height="{BAR_H}" '
+                       f'rx="2" fill="{fill}"{stroke}/>')
+            label, weight = fmt(v), "normal"
+            extra = ratio_of(s) if key == "pages_per_s" else None
+            if extra:
+                label += extra
+                weight = "bold"
+            out.append(text(x0 + w + 6, y + BAR_H / 2 + 4.5, label, size=12, weight=weight))
+
+
 def chart(rows, versions, meta):
     agg = list(summarize.aggregate(rows).values())
     n_rows = len(agg)
@@ -94,32 +126,8 @@ def chart(rows, versions, meta):
             note = "INCOMPLETE" + (f", bad items {s['bad_items_max']:,}" if s["bad_items_max"] else "")
         out.append(text(20, y + 25, note, size=11, fill=BAD if not s["complete"] else MUTED))
 
-    for k, (key, title, subtitle, fmt, room) in enumerate(PANELS):
-        x0 = LABEL_W + k * (panel_w + PANEL_GAP)
-        out.append(text(x0, TOP - 36, title, size=13, weight="bold"))
-        out.append(text(x0, TOP - 21, subtitle, size=11, fill=MUTED))
-        vals = [s[key] for s in agg if s[key] is not None]
-        top = max(vals) if vals else 1
-        scale = (panel_w - room) / top if top else 0
-        out.append(f'<line x1="{x0:.1f}" y1="{TOP - 12}" x2="{x0:.1f}" '
-                   f'y2="{TOP + n_rows * ROW - 14}" stroke="{MUTED}" stroke-width="1"/>')
-        for i, s in enumerate(agg):
-            y = TOP + i * ROW - 4
-            v = s[key]
-            if v is None:
-                out.append(text(x0 + 6, y + BAR_H / 2 + 4, "n/a", size=12, fill=MUTED))
-                continue
-            w = max(v * scale, 1.5)
-            fill = KUMO if s["peer"].startswith("kumo") else PEER
-            stroke = f' stroke="{BAD}" stroke-width="2"' if not s["complete"] else ""
-            out.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{w:.1f}" height="{BAR_H}" '
-                       f'rx="2" fill="{fill}"{stroke}/>')
-            label = fmt(v)
-            weight = "normal"
-            if key == "pages_per_s" and s.get("ratio") is not None:
-                label += f" ({s['ratio']:.2f}×)"
-                weight = "bold"
-            out.append(text(x0 + w + 6, y + BAR_H / 2 + 4.5, label, size=12, weight=weight))
+    panels(out, agg, PANELS, LABEL_W, panel_w, n_rows, ROW,
+           lambda s: f" ({s['ratio']:.2f}×)" if s.get("ratio") is not None else None)
 
     foot = TOP + n_rows * ROW + 8
     ratio = ("Bold ratio: kumo's pages/s over the grey peer below it that does the same work. "
