@@ -205,7 +205,7 @@ run_one() {  # peer rep
   local t0 t1 rc=0
   t0="$(site_cpu_ticks)"
   ( cd "$out" && /usr/bin/time -v -o "$out/time.txt" \
-      timeout -k 10 "$RUN_TIMEOUT" "${cmd[@]}" > "$out/stdout.log" 2> "$out/stderr.log" ) || rc=$?
+      timeout -s INT -k 60 "$RUN_TIMEOUT" "${cmd[@]}" > "$out/stdout.log" 2> "$out/stderr.log" ) || rc=$?
   t1="$(site_cpu_ticks)"
   site_stop
   python3 "$HERE/broad_summary.py" row --peer "$peer" --rep "$rep" --time "$out/time.txt" --rc "$rc" \
