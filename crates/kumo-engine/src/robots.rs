@@ -102,8 +102,8 @@ pub(crate) enum Decision {
 pub(crate) struct Check {
     pub decision: Decision,
     /// The rules were fetched (or waited for) during this check: the host just received a
-    /// request, and its crawl delay (capped) is this.
-    pub fresh: Option<Option<Duration>>,
+    /// request.
+    pub fresh: bool,
     /// The crawl delay (capped) of rules this check obtained, fetched here or read from the
     /// store (another worker's answer, or an earlier run's): the host's floor from now on.
     pub crawl_delay: Option<Duration>,
@@ -238,7 +238,7 @@ impl RobotsCache {
     pub async fn check(&self, req: &Request, dl: &Downloader) -> Check {
         let allow = || Check {
             decision: Decision::Allow,
-            fresh: None,
+            fresh: false,
             crawl_delay: None,
             sitemaps: Vec::new(),
             exchanges: Vec::new(),
@@ -261,7 +261,6 @@ impl RobotsCache {
             RobotsAnswer::Rules(r) if !was_known => self.capped_delay(r),
             _ => None,
         };
-        let fresh = fetched_here.then_some(crawl_delay);
         let decision = match &entry.answer {
             RobotsAnswer::Rules(r) if r.allowed(&req.url) => Decision::Allow,
             RobotsAnswer::Rules(_) => {
@@ -294,7 +293,7 @@ impl RobotsCache {
             true => std::mem::take(&mut *entry.exchanges.lock().unwrap_or_else(|e| e.into_inner())),
             false => Vec::new(),
         };
-        Check { decision, fresh, crawl_delay, sitemaps, exchanges }
+        Check { decision, fresh: fetched_here, crawl_delay, sitemaps, exchanges }
     }
 
     /// The answer for `origin`: shared by another worker, fetched here (and shared), or "wait:

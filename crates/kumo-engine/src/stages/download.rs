@@ -59,7 +59,7 @@ impl DownloadStage {
         // Its turn is taken before robots.txt, which may be what goes first.
         self.departures.wait_for(&lease).await;
         let check = robots.check(&lease.request, &picked.downloader).await;
-        if check.fresh.is_some() {
+        if check.fresh {
             // Its robots.txt request just went: the page keeps its spacing from it.
             self.departures.note_robots(&lease);
         }
@@ -117,13 +117,13 @@ impl DownloadStage {
                 );
             }
         }
-        if check.fresh.is_none() && crawl_delay.is_some_and(|d| !d.is_zero()) {
+        if !check.fresh && crawl_delay.is_some_and(|d| !d.is_zero()) {
             // A stored answer's Crawl-delay is new to this run (a resumed crawl, another
             // worker's answer): the page waits for a lease at the raised floor, since the
             // host's last request (maybe a killed run's) may be that recent.
             return reply(Outcome::Deferred(crawl_delay.unwrap_or_default()), adjust, extra, archive);
         }
-        if check.fresh.is_some() {
+        if check.fresh {
             // The host was just sent its robots.txt request: if it wants requests spaced,
             // this one waits its turn in the frontier rather than here.
             let host = lease.request.host_key();
