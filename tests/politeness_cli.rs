@@ -429,3 +429,66 @@ async fn the_test_site_serves_a_web_and_judges_a_crawl_of_it() {
         assert_eq!(judged["violations"][kind]["count"], 0, "{kind}: {judged}");
     }
 }
+
+/// A broad crawl keeps no idle connection, and bounds those in use by its open-file limit:
+/// 1 500 hosts crawled by a process allowed 512 open files, up to 480 requests at once, all
+/// answer with no error. (With connections kept idle for each host's next request, as
+/// before, the crawl ran out of open files and its connections and DNS lookups failed.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broad_crawl_of_many_hosts_fits_a_small_open_file_limit() {
+    use kumo_testsite::{RobotsMix, SyntheticWeb, WebConfig};
+
+    let cfg = WebConfig {
+        hosts: 1_500,
+        addresses: 30,
+        seeds: 1_500,
+        max_pages_per_host: 3,
+        even_addresses: true,
+        refusing_hosts: 0,
+        slow_hosts: 0,
+        nxdomain_names: 0,
+        silent_names: 0,
+        trap: false,
+        spam_domains: 0,
+        robots: RobotsMix { server_error: 0, crawl_delay: 0, ..Default::default() },
+        ..Default::default()
+    };
+    let web = SyntheticWeb::start(cfg).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("seeds.txt"), web.seeds().join("\n")).unwrap();
+    let dns = web.dns_addr().to_string();
+    let args = [
+        "crawl",
+        "--broad",
+        "--dns-server",
+        &dns,
+        "--delay",
+        "0s",
+        "--ip-delay",
+        "0s",
+        "--per-ip",
+        "16",
+        "-c",
+        "480",
+        "--seeds-file",
+        "seeds.txt",
+        "--state",
+        "st",
+        "-o",
+        "pages.jsonl",
+        "--no-progress",
+        "--summary-json",
+        "summary.json",
+    ];
+    let o = common::kumo_with_open_files(dir.path(), &args, 512).await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["errors"], serde_json::json!({}), "{err}");
+    assert_eq!(summary["failed"], 0, "{err}");
+    let hosts = &summary["hosts"];
+    assert_eq!(hosts["crawled"], 1_500, "every host answered: {hosts}");
+    let pages = summary["pages"].as_u64().unwrap();
+    assert_eq!(pages as usize, web.hit_count() - 1_500, "every request but robots.txt was a page");
+}

@@ -48,6 +48,17 @@ pub async fn kumo_in(cwd: &Path, args: &[&str]) -> Output {
         .expect("kumo ran")
 }
 
+/// Runs `kumo ARGS` in `cwd` with a 60 s guard, allowed at most `files` open files.
+pub async fn kumo_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Output {
+    let mut sh = tokio::process::Command::new("sh");
+    sh.arg("-c").arg(format!("ulimit -n {files} && exec \"$0\" \"$@\"")).arg(KUMO).args(args);
+    let child = sh.current_dir(cwd).kill_on_drop(true).output();
+    tokio::time::timeout(Duration::from_secs(60), child)
+        .await
+        .expect("kumo finished in 60 s")
+        .expect("kumo ran")
+}
+
 /// Runs `kumo ARGS` with a 60 s guard, in a fresh working directory (where the default
 /// crawl state goes).
 pub async fn kumo(args: &[&str]) -> Output {

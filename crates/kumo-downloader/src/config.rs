@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{BuildError, CookieJar, DnsResolver, HttpCache, UserAgent};
+use crate::{BuildError, ConnectionLimit, CookieJar, DnsResolver, HttpCache, UserAgent};
 
 /// The default User-Agent: says what is crawling and where to read about it.
 pub const DEFAULT_USER_AGENT: &str =
@@ -28,6 +28,12 @@ pub struct DownloaderConfig {
     pub max_body_bytes: usize,
     /// Idle keep-alive connections kept per host.
     pub pool_idle_per_host: usize,
+    /// How long an idle connection is kept for its host's next request; zero: each closes
+    /// after its answer.
+    pub keep_alive: Duration,
+    /// The bound on connections in use at once, shared by every downloader given the same
+    /// one. `None`: no bound but the crawl's concurrency.
+    pub connections: Option<Arc<ConnectionLimit>>,
     /// Ask for gzip, deflate, brotli and zstd, and decode them.
     pub decompress: bool,
     /// Keep cookies the sites set and send them back (per domain and path, as a browser
@@ -101,6 +107,8 @@ impl Default for DownloaderConfig {
             min_body_window: Duration::from_secs(10),
             max_body_bytes: 10 * 1024 * 1024,
             pool_idle_per_host: 64,
+            keep_alive: Duration::from_secs(90),
+            connections: None,
             decompress: true,
             proxy: None,
             cookies: true,

@@ -63,7 +63,8 @@ impl Downloader {
         let client = builder
             .connect_timeout(cfg.connect_timeout)
             .timeout(cfg.timeout)
-            .pool_max_idle_per_host(cfg.pool_idle_per_host)
+            .pool_max_idle_per_host(if cfg.keep_alive.is_zero() { 0 } else { cfg.pool_idle_per_host })
+            .pool_idle_timeout(Some(cfg.keep_alive).filter(|d| !d.is_zero()))
             .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
             // A no-op without reqwest's `hickory-dns` feature; a guard should it ever come
@@ -109,6 +110,11 @@ impl Downloader {
     }
 
     async fn fetch_inner(&self, req: Request) -> Result<Response, FetchError> {
+        // Held until the body is read: the exchange's connection is in use until then.
+        let _connection = match &self.cfg.connections {
+            Some(limit) => limit.acquire().await,
+            None => None,
+        };
         let started = Instant::now();
         let fetched_at = SystemTime::now();
         let mut builder = self.client.request(req.method.clone(), req.url.clone());

@@ -11,6 +11,7 @@
 
 mod cache;
 mod config;
+mod connections;
 mod cookies;
 mod decode;
 mod dns;
@@ -22,6 +23,7 @@ mod user_agent;
 
 pub use cache::{CacheRules, HttpCache};
 pub use config::{DEFAULT_USER_AGENT, DownloaderConfig, ExtraRoots};
+pub use connections::ConnectionLimit;
 pub use cookies::CookieJar;
 pub use dns::{DnsConfig, DnsError, DnsErrorKind, DnsFailures, DnsResolver, DnsSnapshot};
 pub use error::{BuildError, FetchError};

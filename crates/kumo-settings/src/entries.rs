@@ -115,7 +115,7 @@ pub static SETTINGS: &[Setting] = &[
         "",
         Scope,
         Fixed,
-        "A broad crawl of many hosts: any domain, and broad-crawl defaults (256 at once, 1 per host 1s apart, 2 per IP address 100ms apart, a Crawl-delay up to 10s, 15s timeout, 1 retry, no cookies, 10000 pages per domain), each of which a setting given overrides.",
+        "A broad crawl of many hosts: any domain, and broad-crawl defaults (256 at once, 1 per host 1s apart, 2 per IP address 100ms apart, a Crawl-delay up to 10s, 15s timeout, 1 retry, no cookies, no idle connections kept, 10000 pages per domain), each of which a setting given overrides.",
     ),
     s(
         "allow",
@@ -391,6 +391,24 @@ pub static SETTINGS: &[Setting] = &[
         Fetching,
         Free,
         "Time allowed for one whole request, its body included.",
+    ),
+    s(
+        "keep_alive",
+        DURATION,
+        "90s",
+        "DURATION",
+        Fetching,
+        Free,
+        "How long an idle connection is kept open for its host's next request; 0s: each closes after its answer (a broad crawl's default: connections kept idle to many hosts use up the open files).",
+    ),
+    s(
+        "max_connections",
+        COUNT,
+        "0",
+        "N",
+        Fetching,
+        Free,
+        "Most connections in use at once, all hosts together (idle kept-alive ones come on top); 0: half the open files left beside the DNS resolver's sockets.",
     ),
     Setting {
         check: Some(check_dns_server),

@@ -23,7 +23,7 @@ pub enum Source {
 }
 
 /// The defaults `broad` sets, by name.
-const BROAD: [(&str, &str); 11] = [
+const BROAD: [(&str, &str); 12] = [
     ("any_domain", "true"),
     ("concurrency", "256"),
     ("per_host", "1"),
@@ -34,6 +34,7 @@ const BROAD: [(&str, &str); 11] = [
     ("timeout", "15s"),
     ("retries", "1"),
     ("no_cookies", "true"),
+    ("keep_alive", "0s"),
     ("max_pages_per_domain", "10000"),
 ];
 

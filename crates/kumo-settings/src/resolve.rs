@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kumo_core::{CanonicalOptions, DedupMode, Url};
-use kumo_downloader::{DnsConfig, DnsResolver, DownloaderConfig, UserAgent};
+use kumo_downloader::{ConnectionLimit, DnsConfig, DnsResolver, DownloaderConfig, UserAgent};
 use kumo_engine::{AutoThrottle, CrawlConfig, RobotsConfig};
 use kumo_frontier::{Budget, HostPolicy, HostRule, IpPolicy, Politeness, RateLimit, ScopeConfig, UrlPattern};
 
@@ -201,10 +201,19 @@ impl Settings {
 
     fn downloader(&self) -> Result<DownloaderConfig, SettingError> {
         let agents = self.list("user_agent");
+        let dns = self.dns()?;
+        // A lookup may hold a socket for each of its two questions (A and AAAA).
+        let dns_sockets = dns.as_ref().map_or(0, |d| 2 * d.config().max_in_flight as u64);
         Ok(DownloaderConfig {
-            dns: self.dns()?,
+            dns,
             timeout: self.duration_or_zero("timeout"),
             cookies: !self.switch("no_cookies"),
+            keep_alive: self.duration_or_zero("keep_alive"),
+            connections: match usize::try_from(self.count("max_connections")) {
+                Ok(0) => ConnectionLimit::from_open_files(dns_sockets).map(Arc::new),
+                Ok(n) => Some(Arc::new(ConnectionLimit::new(n))),
+                Err(_) => return Err(too_large("max_connections")),
+            },
             min_body_rate: self.count("min_body_rate"),
             min_body_window: self.duration_or_zero("min_body_window"),
             max_body_bytes: usize::try_from(self.count("max_body")).map_err(|_| too_large("max_body"))?,
