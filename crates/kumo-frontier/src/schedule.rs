@@ -20,7 +20,7 @@
 //! from a duration goes through [`later`], so no duration a server sends can overflow.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,11 +33,13 @@ use crate::{Budget, FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, P
 mod budget;
 mod figures;
 mod ips;
+mod levels;
 mod pacing;
 mod peek;
 mod waits;
 
 use ips::{IpSlot, Ips, ReadyEntry};
+use levels::Levels;
 
 pub use pacing::HostPacing;
 pub use peek::{HostQueue, QueuedRequest};
@@ -92,17 +94,10 @@ pub struct Leased {
 /// level with a sequence number above `after_seq`, in order.
 pub type Refill<'a> = dyn FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> + 'a;
 
-struct Level {
-    buf: VecDeque<Entry>,
-    spilled: u64,
-    /// The highest sequence number buffered or read back so far.
-    cursor: u64,
-}
-
 struct Host {
     key: Arc<str>,
     /// Highest priority first.
-    levels: BTreeMap<Reverse<Priority>, Level>,
+    levels: Levels,
     queued: usize,
     in_flight: u32,
     /// When the host's delay (or a hold) lets it go next; a pause is kept apart.
@@ -141,7 +136,7 @@ struct Host {
 
 impl Host {
     fn head_priority(&self) -> Option<Priority> {
-        self.levels.keys().next().map(|r| r.0)
+        self.levels.best()
     }
 
     /// Whether the spacing of this host's requests must survive a restart.
@@ -248,7 +243,7 @@ impl HostTable {
         let rate = rule.and_then(|r| RateLog::new(r.rate_limits())).map(Box::new);
         self.hosts.push(Host {
             key: key.clone(),
-            levels: BTreeMap::new(),
+            levels: Levels::default(),
             queued: 0,
             in_flight: 0,
             next_at: now,
@@ -347,11 +342,7 @@ impl HostTable {
         let spill_at = self.spill_at;
         let h = &mut self.hosts[i];
         let was_best = h.head_priority();
-        let level = h.levels.entry(Reverse(priority)).or_insert_with(|| Level {
-            buf: VecDeque::new(),
-            spilled: 0,
-            cursor: 0,
-        });
+        let level = h.levels.level(priority);
         let placement = if level.spilled > 0 || level.buf.len() >= spill_at {
             level.spilled += 1;
             Placement::Spilled
@@ -434,9 +425,7 @@ impl HostTable {
     fn pop(&mut self, i: usize, refill: &mut Refill<'_>) -> Result<Option<Entry>, FrontierError> {
         let spill_at = self.spill_at;
         let h = &mut self.hosts[i];
-        let Some(mut level) = h.levels.first_entry() else { return Ok(None) };
-        let prio = level.key().0;
-        let l = level.get_mut();
+        let Some((prio, l)) = h.levels.first_mut() else { return Ok(None) };
         if l.buf.is_empty() && l.spilled > 0 {
             let got = refill(i, prio, l.cursor, spill_at.min(l.spilled as usize))?;
             if got.is_empty() {
@@ -452,7 +441,7 @@ impl HostTable {
         }
         let entry = l.buf.pop_front();
         if l.buf.is_empty() && l.spilled == 0 {
-            level.remove();
+            h.levels.remove_first();
         }
         if entry.is_some() {
             h.queued -= 1;
@@ -631,11 +620,7 @@ impl HostTable {
 
 /// Puts `entry` at the front of its level (it was out, so its place is first).
 fn push_front(h: &mut Host, entry: Entry) {
-    let level = h.levels.entry(Reverse(entry.request.priority)).or_insert_with(|| Level {
-        buf: VecDeque::new(),
-        spilled: 0,
-        cursor: 0,
-    });
+    let level = h.levels.level(entry.request.priority);
     level.cursor = level.cursor.max(entry.seq);
     level.buf.push_front(entry);
 }

@@ -74,7 +74,7 @@ impl HostTable {
         let h = &self.hosts[i];
         let (now, wall) = (Instant::now(), SystemTime::now());
         let mut next = Vec::new();
-        for (prio, level) in &h.levels {
+        for (prio, level) in h.levels.iter() {
             if next.len() >= max {
                 break;
             }
@@ -87,7 +87,7 @@ impl HostTable {
                 max.saturating_sub(next.len()).min(usize::try_from(level.spilled).unwrap_or(usize::MAX));
             if want > 0 {
                 next.extend(
-                    refill(i, prio.0, level.cursor, want)?.iter().map(|e| QueuedRequest::from(&e.request)),
+                    refill(i, prio, level.cursor, want)?.iter().map(|e| QueuedRequest::from(&e.request)),
                 );
             }
         }

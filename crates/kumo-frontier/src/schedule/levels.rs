@@ -1,0 +1,97 @@
+//! A host's queue levels, best priority first. Most hosts use one level, so they are a
+//! sorted vector, not a map: a `BTreeMap` spends a whole node (room for eleven levels, some
+//! 600 bytes) on the first, which over a million hosts is most of a broad crawl's memory.
+
+use std::collections::VecDeque;
+
+use kumo_core::Priority;
+
+use super::Entry;
+
+/// One priority level of a host's queue.
+pub(super) struct Level {
+    pub(super) buf: VecDeque<Entry>,
+    pub(super) spilled: u64,
+    /// The highest sequence number buffered or read back so far.
+    pub(super) cursor: u64,
+}
+
+impl Level {
+    fn new() -> Self {
+        // Room for one: most hosts of a broad crawl hold a single queued request.
+        Level { buf: VecDeque::with_capacity(1), spilled: 0, cursor: 0 }
+    }
+}
+
+/// The levels, highest priority first.
+#[derive(Default)]
+pub(super) struct Levels(Vec<(Priority, Level)>);
+
+impl Levels {
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The best priority queued.
+    pub(super) fn best(&self) -> Option<Priority> {
+        self.0.first().map(|(p, _)| *p)
+    }
+
+    /// The best level, with its priority.
+    pub(super) fn first_mut(&mut self) -> Option<(Priority, &mut Level)> {
+        self.0.first_mut().map(|(p, l)| (*p, l))
+    }
+
+    /// Drops the best level (emptied).
+    pub(super) fn remove_first(&mut self) {
+        if !self.0.is_empty() {
+            self.0.remove(0);
+        }
+        if self.0.is_empty() {
+            // A host that had many levels gives their room back once it has none.
+            self.0 = Vec::new();
+        }
+    }
+
+    /// The level of `priority`, made if missing.
+    pub(super) fn level(&mut self, priority: Priority) -> &mut Level {
+        let at = match self.0.binary_search_by(|(p, _)| priority.cmp(p)) {
+            Ok(at) => at,
+            Err(at) => {
+                if self.0.capacity() == 0 {
+                    self.0.reserve_exact(1);
+                }
+                self.0.insert(at, (priority, Level::new()));
+                at
+            }
+        };
+        &mut self.0[at].1
+    }
+
+    /// The levels, best first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (Priority, &Level)> {
+        self.0.iter().map(|(p, l)| (*p, l))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_stay_best_first_and_go_when_emptied() {
+        let mut levels = Levels::default();
+        for p in [0, 5, -3, 5, 2] {
+            levels.level(p).spilled += 1;
+        }
+        let order: Vec<_> = levels.iter().map(|(p, l)| (p, l.spilled)).collect();
+        assert_eq!(order, [(5, 2), (2, 1), (0, 1), (-3, 1)]);
+        assert_eq!(levels.best(), Some(5));
+        levels.remove_first();
+        assert_eq!(levels.best(), Some(2));
+        for _ in 0..3 {
+            levels.remove_first();
+        }
+        assert!(levels.is_empty() && levels.0.capacity() == 0);
+    }
+}
