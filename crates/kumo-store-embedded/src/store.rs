@@ -183,7 +183,7 @@ impl EmbeddedStore {
             dir::mark_ready(dir)?;
         }
         let inner = Inner {
-            table: HostTable::new(cfg.politeness, cfg.lease_ttl, cfg.spill_at),
+            table: HostTable::new(cfg.politeness, cfg.lease_ttl, cfg.spill_at).spilling_cold_hosts(),
             seen: ExactSeenSet::new(),
             queue_seq: 0,
             failure_seq: 0,

@@ -178,6 +178,38 @@ fn spilled_entries_are_read_back_in_order() {
     assert_eq!(t.queued(), 0);
 }
 
+/// Spilling cold hosts, a host never leased holds nothing in memory: its first lease reads
+/// its requests back, and only then does it buffer what comes.
+#[test]
+fn a_host_never_leased_holds_no_request_in_memory() {
+    let open = HostPolicy { parallelism: 1000, ..Default::default() };
+    let politeness = Politeness { default: open, ..Default::default() };
+    let mut t = HostTable::new(politeness, Duration::from_secs(60), 4).spilling_cold_hosts();
+    let now = Instant::now();
+    let mut disk = Vec::new();
+    let enqueue = |t: &mut HostTable, disk: &mut Vec<Entry>, seq: u64| {
+        let r = Request::get(Url::parse(&format!("http://h.test/{seq}")).unwrap());
+        let (i, _) = t.host_for("h.test", now);
+        let e = Entry::new(seq, StoredRequest::from(&r));
+        disk.push(e.clone());
+        t.enqueue(i, e, now)
+    };
+    use Placement::*;
+    let cold: Vec<_> = (1..=2).map(|seq| enqueue(&mut t, &mut disk, seq)).collect();
+    assert_eq!(cold, [Spilled, Spilled]);
+    let mut refill = |_: usize, _: Priority, after: u64, max: usize| {
+        Ok(disk.iter().filter(|e| e.seq > after).take(max).cloned().collect())
+    };
+    let first = t.lease(1, now, &mut refill).unwrap().leases;
+    assert_eq!(first[0].request.url.path(), "/1");
+    let mut disk = Vec::new();
+    assert_eq!(enqueue(&mut t, &mut disk, 3), Buffered, "leased once, the host buffers");
+    let rest = t.lease(10, now, &mut no_refill()).unwrap().leases;
+    let paths: Vec<_> = rest.iter().map(|l| l.request.url.path().to_string()).collect();
+    assert_eq!(paths, ["/2", "/3"]);
+    assert_eq!(t.queued(), 0);
+}
+
 /// A pause, a retry's back-off or a deferral as long as a server may ask
 /// (`Retry-After: 18446744073709551615`) is a century, never an overflow.
 #[test]
