@@ -4,7 +4,8 @@
 //! it. So each host's last departure is noted here, and a request that would leave closer to
 //! it than its host's spacing waits out the rest; with per-IP politeness, its address's too.
 //! A host that takes one request at a time counts its spacing from its last response instead
-//! (`note_response`), as a request's way to its server varies (a new connection is slower).
+//! (`note_response`), as a request's way to its server varies (a new connection is slower);
+//! an address counts its gap from its last response too, unless a request left since.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -60,6 +61,14 @@ impl Departures {
     /// next spacing counts from here.
     pub fn note_response(&self, host: &str, spacing: Duration) {
         self.note(host, spacing);
+    }
+
+    /// Notes that a request to `ip` (spaced by `gap`) just got its response. The server saw it
+    /// at the latest now, so the address's next request leaving a gap from here reaches it a
+    /// gap after this one, however late this one's connection got there; one leaving while
+    /// this is still out keeps the gap from departures only.
+    pub fn note_address_response(&self, ip: std::net::IpAddr, gap: Duration) {
+        self.note(&address_key(ip), gap);
     }
 
     /// Waits until a request may leave by every one of `turns` (key, spacing), and notes its
@@ -139,6 +148,21 @@ mod tests {
         assert!(noted.elapsed() >= gap, "a robots.txt request counts as a departure");
         d.wait_turns(&[("c.test", Duration::ZERO)]).await;
         assert!(!d.lock().last.contains_key("c.test"), "an unpaced host is not noted");
+    }
+
+    /// A response that came late moves the address's gap on: the next request waits a gap
+    /// from it, not from its own departure.
+    #[tokio::test]
+    async fn an_address_gap_counts_from_its_last_response() {
+        let d = Departures::default();
+        let gap = Duration::from_millis(40);
+        let ip: std::net::IpAddr = [127, 0, 0, 1].into();
+        d.wait_turns(&[("a.test", Duration::ZERO), ("@127.0.0.1", gap)]).await;
+        tokio::time::sleep(gap / 2).await;
+        d.note_address_response(ip, gap);
+        let answered = Instant::now();
+        d.wait_turns(&[("b.test", Duration::ZERO), ("@127.0.0.1", gap)]).await;
+        assert!(answered.elapsed() >= gap, "the gap counted from the response");
     }
 
     /// Two names on one address: the second waits for the address's gap, though its host is

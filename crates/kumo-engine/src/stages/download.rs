@@ -149,7 +149,8 @@ impl DownloadStage {
 
     /// Fetches `lease`'s request. A paced host that takes one request at a time then counts
     /// its next spacing from the response, as Nutch and Heritrix do: a request that reached
-    /// its server late (a new connection, a loaded machine) is never followed too soon.
+    /// its server late (a new connection, a loaded machine) is never followed too soon. Its
+    /// address's gap counts from the response too.
     async fn fetch_in_turn(&self, picked: &Registered, lease: Lease) -> Result<Response, FetchError> {
         // An unpaced host (the common case of a focused crawl) costs one branch.
         let one_at_a_time = (!lease.spacing.is_zero())
@@ -158,6 +159,9 @@ impl DownloadStage {
         let result = fetch(&self.cfg, picked, lease.request).await;
         if let Some(host) = one_at_a_time {
             self.departures.note_response(&host, lease.spacing);
+        }
+        if let Some((ip, gap)) = lease.ip_spacing {
+            self.departures.note_address_response(ip, gap);
         }
         result
     }
