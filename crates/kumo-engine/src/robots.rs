@@ -339,7 +339,7 @@ impl RobotsCache {
         if let Some(store) = &self.store
             && let Err(e) = store.share(origin, raw.as_ref(), self.cfg.ttl).await
         {
-            tracing::warn!(origin, error = %e, "could not share robots.txt with the other workers");
+            tracing::warn!(origin, error = %e, "could not keep robots.txt in the crawl state");
         }
         let (unavailable_streak, ttl) = match answer {
             RobotsAnswer::Rules(_) => (0, self.cfg.ttl),
