@@ -118,9 +118,11 @@ async fn metrics_rise_during_the_crawl_and_end_at_the_summary() {
     assert_eq!(value(&body, "kumo_pages_total"), summary.pages as f64, "the end matches the summary");
     assert_eq!(value(&body, "kumo_body_bytes_total"), summary.bytes as f64);
     assert_eq!(value(&body, "kumo_queued"), 0.0);
-    // One request at a time, 10 ms apart: most of the crawl waited on politeness.
+    // One request at a time, 10 ms apart: the crawl waited on politeness. How long depends
+    // on the machine's load (a fetch slower than the delay leaves nothing to wait for), so
+    // only that some wait was counted, within the crawl's time.
     let waited = value(&body, "kumo_politeness_wait_seconds_total");
-    assert!(waited > 0.2 && waited <= summary.elapsed_secs, "{waited} s of {} s", summary.elapsed_secs);
+    assert!(waited > 0.0 && waited <= summary.elapsed_secs, "{waited} s of {} s", summary.elapsed_secs);
     assert_eq!(waited, summary.politeness_wait_secs);
     // Every answer's latency, in a histogram whose count is the answers (robots.txt's too).
     let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
