@@ -41,22 +41,29 @@ fields = [
 
 /// Runs `kumo ARGS` in `cwd` with a 60 s guard.
 pub async fn kumo_in(cwd: &Path, args: &[&str]) -> Output {
-    let child = tokio::process::Command::new(KUMO).args(args).current_dir(cwd).kill_on_drop(true).output();
+    run_guarded(tokio::process::Command::new(KUMO).args(args), cwd).await
+}
+
+/// Runs `kumo ARGS` in `cwd` with a 60 s guard, allowed at most `files` open files.
+pub async fn kumo_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Output {
+    run_guarded(&mut with_open_files(args, files), cwd).await
+}
+
+/// Runs `command` in `cwd` to its end, within 60 s.
+async fn run_guarded(command: &mut tokio::process::Command, cwd: &Path) -> Output {
+    let child = command.current_dir(cwd).kill_on_drop(true).output();
     tokio::time::timeout(Duration::from_secs(60), child)
         .await
         .expect("kumo finished in 60 s")
         .expect("kumo ran")
 }
 
-/// Runs `kumo ARGS` in `cwd` with a 60 s guard, allowed at most `files` open files.
-pub async fn kumo_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Output {
+/// `kumo ARGS` with at most `files` open files (soft and hard limit, so kumo cannot raise
+/// it), through `sh -c 'ulimit -n FILES && exec kumo ARGS'`.
+fn with_open_files(args: &[&str], files: u32) -> tokio::process::Command {
     let mut sh = tokio::process::Command::new("sh");
     sh.arg("-c").arg(format!("ulimit -n {files} && exec \"$0\" \"$@\"")).arg(KUMO).args(args);
-    let child = sh.current_dir(cwd).kill_on_drop(true).output();
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("kumo finished in 60 s")
-        .expect("kumo ran")
+    sh
 }
 
 /// Runs `kumo ARGS` with a 60 s guard, in a fresh working directory (where the default
@@ -139,12 +146,9 @@ impl Watched {
         Self::watch(spawn_in(cwd, args))
     }
 
-    /// As [`Watched::spawn`], with at most `files` open files (soft and hard limit, so kumo
-    /// cannot raise it), through `sh -c 'ulimit -n FILES && exec kumo ARGS'`.
+    /// As [`Watched::spawn`], with at most `files` open files.
     pub fn spawn_with_open_files(cwd: &Path, args: &[&str], files: u32) -> Self {
-        let mut sh = tokio::process::Command::new("sh");
-        sh.arg("-c").arg(format!("ulimit -n {files} && exec \"$0\" \"$@\"")).arg(KUMO).args(args);
-        Self::watch(captured(&mut sh, cwd))
+        Self::watch(captured(&mut with_open_files(args, files), cwd))
     }
 
     fn watch(mut child: tokio::process::Child) -> Self {
