@@ -228,6 +228,7 @@ impl Store {
                     journal: Some(store.clone()),
                     cookies: Some(store.clone()),
                     robots: Some(store.clone()),
+                    dns: Some(store.clone()),
                 };
                 opened.embedded = Some(store);
             }
@@ -247,6 +248,7 @@ fn memory_state(politeness: &Politeness) -> SiteState {
         journal: None,
         cookies: Some(Arc::new(MemoryCookieStorage::new())),
         robots: None,
+        dns: None,
     }
 }
 
@@ -283,6 +285,8 @@ async fn open_redis(r: &RedisStore, id: &Identity, opened: &mut Opened) -> Resul
         // Cookies stay with each worker for now: a shared jar is not built yet.
         cookies: Some(Arc::new(MemoryCookieStorage::new())),
         robots: Some(frontier.clone()),
+        // Each worker asks its own name servers: their answers may differ from a worker's.
+        dns: None,
     };
     opened.redis = Some(frontier);
     opened.worker = Some(r.worker.clone());

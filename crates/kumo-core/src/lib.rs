@@ -8,6 +8,7 @@
 pub mod canonical;
 pub mod charset;
 pub mod cookies;
+pub mod dns;
 pub mod fingerprint;
 pub mod item;
 pub mod module;
@@ -18,6 +19,7 @@ pub mod stored;
 
 pub use canonical::{CanonicalOptions, canonicalize};
 pub use cookies::{CookieStorage, CookieStorageError, MemoryCookieStorage, StoredCookie};
+pub use dns::{AnswerStorage, AnswerStorageError, DnsErrorKind, StoredAnswer, StoredOutcome};
 pub use fingerprint::{DedupMode, Fingerprint};
 pub use item::Item;
 pub use module::{CounterSnapshot, ModuleCounters, ModuleId, ModuleKind, ModuleSummary};

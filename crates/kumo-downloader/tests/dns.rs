@@ -336,3 +336,57 @@ async fn the_figures_count_lookups_hits_queries_and_failures() {
     assert_eq!(json["cache_hits"], 2);
     assert_eq!(json["failures"]["no_such_name"], 1);
 }
+
+/// Answers in a vector: the crawl state's storage, as far as the resolver can tell.
+#[derive(Default)]
+struct Kept(std::sync::Mutex<Vec<kumo_core::StoredAnswer>>);
+
+impl kumo_core::AnswerStorage for Kept {
+    fn load(&self) -> Result<Vec<kumo_core::StoredAnswer>, kumo_core::AnswerStorageError> {
+        Ok(self.0.lock().unwrap().clone())
+    }
+
+    fn save(&self, answers: &[kumo_core::StoredAnswer]) -> Result<(), kumo_core::AnswerStorageError> {
+        let mut kept = self.0.lock().unwrap();
+        for a in answers {
+            kept.retain(|k| k.host != a.host);
+            kept.push(a.clone());
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_resolver_takes_back_the_answers_an_earlier_run_kept_while_they_stand() {
+    let zone = DnsZone::new()
+        .with("shop.kumo.test", DnsBehaviour::a([WEB], 3600))
+        .with("gone.kumo.test", DnsBehaviour::NxDomain { negative_ttl: 3600 })
+        .with("soon.kumo.test", DnsBehaviour::a([WEB], 1));
+    let dns = DnsServer::start(zone).await.unwrap();
+    let kept = Arc::new(Kept::default());
+    // A second for the shortest answer, so that it has expired when the next run starts.
+    let cfg = DnsConfig { min_ttl: Duration::from_secs(1), ..DnsConfig::default() };
+
+    let first = resolver(&dns, cfg.clone());
+    assert_eq!(first.keep_answers_in(kept.clone()).unwrap(), 0, "nothing kept yet");
+    let asked_at = Instant::now();
+    for name in ["shop.kumo.test", "soon.kumo.test"] {
+        assert_eq!(&first.lookup(name).await.unwrap()[..], [IpAddr::V4(WEB)]);
+    }
+    assert_eq!(first.lookup("gone.kumo.test").await.unwrap_err().kind, DnsErrorKind::NoSuchName);
+    assert_eq!(dns.query_count(), 3);
+    assert_eq!(kept.0.lock().unwrap().len(), 3, "each answer is kept as it comes");
+
+    // The next run, past the short answer's second.
+    tokio::time::sleep_until((asked_at + Duration::from_millis(1_100)).into()).await;
+    let next = resolver(&dns, cfg);
+    assert_eq!(next.keep_answers_in(kept.clone()).unwrap(), 2, "the two answers that stand");
+    assert_eq!(&next.lookup("shop.kumo.test").await.unwrap()[..], [IpAddr::V4(WEB)]);
+    let e = next.lookup("gone.kumo.test").await.unwrap_err();
+    assert_eq!((e.kind, e.host.as_str()), (DnsErrorKind::NoSuchName, "gone.kumo.test"));
+    assert_eq!(dns.query_count(), 3, "neither was asked again");
+    next.lookup("soon.kumo.test").await.unwrap();
+    assert_eq!(dns.queries_for("soon.kumo.test"), 2, "the expired one was");
+    let f = next.snapshot();
+    assert_eq!((f.cache_hits, f.queries), (2, 1), "{f:?}");
+}

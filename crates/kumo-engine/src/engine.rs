@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kumo_core::{CookieStorage, CookieStorageError};
+use kumo_core::{AnswerStorage, AnswerStorageError, CookieStorage, CookieStorageError};
 use kumo_downloader::{BuildError, CookieJar, DnsConfig, DnsResolver, Downloader, DownloaderConfig};
 use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, FrontierError, Scope, ScopeError};
@@ -54,6 +54,8 @@ pub enum EngineError {
     Pipeline(String),
     #[error(transparent)]
     Cookies(#[from] CookieStorageError),
+    #[error(transparent)]
+    Answers(#[from] AnswerStorageError),
     #[error("cannot open the WARC output: {0}")]
     Archive(String),
     /// [`Engine::init_with_analyzers`] was given no analyzer.
@@ -163,6 +165,8 @@ pub struct Engine {
     journal: Option<Arc<dyn ItemJournal>>,
     cookies: Option<Arc<dyn CookieStorage>>,
     robots_store: Option<Arc<dyn RobotsStore>>,
+    /// Where the crawl's resolver keeps its DNS answers for the next run.
+    answers: Option<Arc<dyn AnswerStorage>>,
     /// The analyzers' score calculator; `None` for the default.
     analyzer_score: Option<ScoreFn>,
     /// The sinks are opened (fresh or resumed) once per initialization, on the first start.
@@ -192,6 +196,7 @@ impl Engine {
             journal: None,
             cookies: None,
             robots_store: None,
+            answers: None,
             analyzer_score: None,
             pipeline_opened: false,
         }
@@ -211,6 +216,14 @@ impl Engine {
     /// `init`; ignored when the settings turn cookies off or bring their own jar.
     pub fn with_cookie_storage(mut self, storage: Arc<dyn CookieStorage>) -> Self {
         self.cookies = Some(storage);
+        self
+    }
+
+    /// Keeps the DNS answers of the crawl's own resolver (when it has one: DNS servers or
+    /// overrides given, or per-IP politeness) in `storage`, and starts from those an earlier
+    /// run kept there that still stand.
+    pub fn with_answer_storage(mut self, storage: Arc<dyn AnswerStorage>) -> Self {
+        self.answers = Some(storage);
         self
     }
 
@@ -305,6 +318,12 @@ impl Engine {
         // the downloaders connect with: the system's configuration unless one was given.
         if cfg.politeness.per_ip.is_some() && cfg.downloader.dns.is_none() {
             cfg.downloader.dns = Some(Arc::new(DnsResolver::new(DnsConfig::default())?));
+        }
+        if let (Some(resolver), Some(storage)) = (&cfg.downloader.dns, &self.answers) {
+            let taken = resolver.keep_answers_in(storage.clone())?;
+            if taken > 0 {
+                tracing::info!(names = taken, "DNS answers of an earlier run stand");
+            }
         }
         let starts: Vec<_> = cfg.starts().cloned().collect();
         let scope = Scope::new(&cfg.scope, &starts)?;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kumo_core::CookieStorage;
+use kumo_core::{AnswerStorage, CookieStorage};
 use kumo_engine::{Engine, EngineError, StopMode, Summary};
 use kumo_frontier::robots::RobotsStore;
 use kumo_frontier::{Frontier, MemoryFrontier, MemoryFrontierConfig};
@@ -65,6 +65,8 @@ pub struct SiteState {
     pub journal: Option<Arc<dyn ItemJournal>>,
     pub cookies: Option<Arc<dyn CookieStorage>>,
     pub robots: Option<Arc<dyn RobotsStore>>,
+    /// Where the crawl's DNS answers are kept for its next run (`None`: nowhere).
+    pub dns: Option<Arc<dyn AnswerStorage>>,
 }
 
 impl SiteState {
@@ -74,7 +76,7 @@ impl SiteState {
             politeness: site.crawl.politeness.clone(),
             ..Default::default()
         });
-        SiteState { frontier: Arc::new(frontier), journal: None, cookies: None, robots: None }
+        SiteState { frontier: Arc::new(frontier), journal: None, cookies: None, robots: None, dns: None }
     }
 
     /// An engine that keeps its items, cookies and robots.txt answers where this state says.
@@ -88,6 +90,9 @@ impl SiteState {
         }
         if let Some(robots) = &self.robots {
             engine = engine.with_robots_store(robots.clone());
+        }
+        if let Some(dns) = &self.dns {
+            engine = engine.with_answer_storage(dns.clone());
         }
         engine
     }

@@ -18,6 +18,7 @@
 mod check;
 mod cookies;
 pub mod dir;
+mod dns;
 mod error;
 mod frontier;
 mod halt;

@@ -8,7 +8,7 @@
 //! | `state` | `h` hosts | host id | [`HostRecord`](crate::hosts::HostRecord) |
 //! | `state` | `f` failures | seq | failure record and its request |
 //! | `state` | `p` pipeline | see `journal.rs` | sink positions and processor state |
-//! | `state` | `m` meta | name | the crawl's counters, the item log's committed end, its outputs, its cookies (`cookie/…`, `cookies.rs`) |
+//! | `state` | `m` meta | name | the crawl's counters, the item log's committed end, its outputs, its cookies (`cookie/…`, `cookies.rs`), robots.txt answers (`robots/…`) and DNS answers (`dns/…`, `dns.rs`) |
 //! | `seen` | | 128-bit fingerprint | — |
 //!
 //! Items wait for the pipeline in the item log beside the database (`items/`, see

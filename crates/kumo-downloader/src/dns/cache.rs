@@ -76,6 +76,17 @@ impl Cache {
         Found::Flight(slot)
     }
 
+    /// Holds `answer` for `host` unless the cache has something for it already, or is full.
+    /// Whether it was taken.
+    pub(super) fn prime(&self, host: String, answer: Answer) -> bool {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if slots.len() >= self.capacity || slots.contains_key(&host) {
+            return false;
+        }
+        slots.insert(host, Arc::new(OnceCell::new_with(Some(answer))));
+        true
+    }
+
     /// Names held now, answered or under way.
     pub(super) fn len(&self) -> usize {
         self.slots.lock().unwrap_or_else(PoisonError::into_inner).len()

@@ -3,60 +3,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
-
-/// What went wrong with a lookup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DnsErrorKind {
-    /// NXDOMAIN: the name does not exist. A definitive answer, cached for its negative TTL.
-    NoSuchName,
-    /// NODATA: the name exists but has no address of the kinds asked for. Definitive too.
-    NoAddress,
-    /// No answer in time (the name servers' or kumo's own deadline). Backed off, not cached
-    /// as an answer.
-    Timeout,
-    /// The server answered with a failure code (SERVFAIL, REFUSED, ...). Backed off.
-    ServerFailure,
-    /// Anything else: a name DNS cannot carry, no usable name server, a socket error.
-    Other,
-}
-
-impl DnsErrorKind {
-    /// The kind's name, as it is serialized (`no-such-name`, `timeout`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DnsErrorKind::NoSuchName => "no-such-name",
-            DnsErrorKind::NoAddress => "no-address",
-            DnsErrorKind::Timeout => "timeout",
-            DnsErrorKind::ServerFailure => "server-failure",
-            DnsErrorKind::Other => "other",
-        }
-    }
-
-    /// Whether the name servers gave a definitive answer (the name has no address), rather
-    /// than failing to give one.
-    pub fn is_definitive(self) -> bool {
-        matches!(self, DnsErrorKind::NoSuchName | DnsErrorKind::NoAddress)
-    }
-
-    /// The words a message uses for it.
-    fn words(self) -> &'static str {
-        match self {
-            DnsErrorKind::NoSuchName => "no such name (NXDOMAIN)",
-            DnsErrorKind::NoAddress => "the name has no address (NODATA)",
-            DnsErrorKind::Timeout => "timed out",
-            DnsErrorKind::ServerFailure => "the name server failed",
-            DnsErrorKind::Other => "lookup failed",
-        }
-    }
-}
-
-impl fmt::Display for DnsErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use kumo_core::DnsErrorKind;
 
 /// A lookup that found no address for `host`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,11 @@ mod tests;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use kumo_core::dns::unix_ms;
+use kumo_core::{AnswerStorage, AnswerStorageError, StoredAnswer, StoredOutcome};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use tokio::sync::Semaphore;
@@ -152,6 +155,8 @@ struct Inner {
     /// Turns at the name servers (`max_in_flight`); never closed.
     turns: Semaphore,
     figures: Figures,
+    /// Where each new answer is kept for the crawl's next run, if anywhere.
+    storage: RwLock<Option<Arc<dyn AnswerStorage>>>,
 }
 
 impl DnsResolver {
@@ -169,6 +174,7 @@ impl DnsResolver {
             cache: Cache::new(cfg.max_entries),
             turns: Semaphore::new(cfg.max_in_flight),
             figures: Figures::default(),
+            storage: RwLock::new(None),
             hickory,
             overrides,
             cfg,
@@ -185,6 +191,28 @@ impl DnsResolver {
     /// name wait for it).
     pub async fn lookup(&self, host: &str) -> Result<Arc<[IpAddr]>, DnsError> {
         self.inner.lookup(host).await
+    }
+
+    /// Keeps every answer the name servers give from now on in `storage`, and first takes
+    /// back the answers an earlier run kept there that still stand (as many as the cache
+    /// holds), so that a resumed crawl does not ask for those names again. Returns how many it
+    /// took back. Replaces the storage given before, if any.
+    pub fn keep_answers_in(&self, storage: Arc<dyn AnswerStorage>) -> Result<usize, AnswerStorageError> {
+        let kept = storage.load()?;
+        let (now, wall) = (Instant::now(), unix_ms(SystemTime::now()));
+        let mut taken = 0;
+        for answer in kept {
+            let Some(left) = answer.expires_ms.checked_sub(wall).filter(|ms| *ms > 0) else { continue };
+            let outcome = match answer.outcome {
+                StoredOutcome::Addresses(ips) if !ips.is_empty() => Ok(Arc::from(ips)),
+                StoredOutcome::Addresses(_) => continue,
+                StoredOutcome::Failed { kind, detail } => Err(Failure { kind, detail: detail.into() }),
+            };
+            let expires = now + Duration::from_millis(left);
+            taken += usize::from(self.inner.cache.prime(normal(&answer.host), Answer { outcome, expires }));
+        }
+        *self.inner.storage.write().unwrap_or_else(PoisonError::into_inner) = Some(storage);
+        Ok(taken)
     }
 
     /// The figures now.
@@ -228,8 +256,33 @@ impl Inner {
         read(answer, host)
     }
 
-    /// Asks the name servers for `host` within kumo's deadline, and dates the answer.
+    /// Asks the name servers for `host` within kumo's deadline, dates the answer, and keeps
+    /// it where answers are kept.
     async fn resolve(&self, host: &str) -> Answer {
+        let answer = self.ask(host).await;
+        self.keep(host, &answer);
+        answer
+    }
+
+    /// Saves `answer` to the answer storage, if there is one. A failure to save costs only a
+    /// question in the next run: it is said, and the crawl goes on.
+    fn keep(&self, host: &str, answer: &Answer) {
+        let storage = self.storage.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let Some(storage) = storage else { return };
+        let left = answer.expires.saturating_duration_since(Instant::now());
+        let outcome = match &answer.outcome {
+            Ok(ips) => StoredOutcome::Addresses(ips.to_vec()),
+            Err(f) => StoredOutcome::Failed { kind: f.kind, detail: f.detail.to_string() },
+        };
+        let stored =
+            StoredAnswer { host: host.to_owned(), outcome, expires_ms: unix_ms(SystemTime::now() + left) };
+        if let Err(e) = storage.save(&[stored]) {
+            tracing::warn!(host, error = %e, "could not keep a DNS answer in the crawl state");
+        }
+    }
+
+    /// Asks the name servers for `host` within kumo's deadline, and dates the answer.
+    async fn ask(&self, host: &str) -> Answer {
         // The semaphore is never closed, so the permit always comes.
         let _turn = self.turns.acquire().await;
         let asking = ask::ask(&self.hickory, host, self.cfg.ipv6, &self.figures);
