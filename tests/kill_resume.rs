@@ -332,6 +332,51 @@ async fn kill_9_keeps_the_delay_between_runs() {
     }
 }
 
+/// A kill while robots.txt is being fetched: the request may have reached the host, whose
+/// answer (a Crawl-delay) nobody read. The next run waits out the claim the killed run left
+/// in the state before it asks again, so the host never sees two requests closer than its
+/// Crawl-delay, and the page waits that delay after the robots.txt that carried it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_during_a_robots_fetch_keeps_its_crawl_delay() {
+    let robots = Fixture::html("User-agent: *\nCrawl-delay: 2\n")
+        .with_header("content-type", "text/plain")
+        .latency(Duration::from_millis(1_500));
+    let server = ServerBuilder::new()
+        .fixture("/robots.txt", robots)
+        .fixture("/", Fixture::html("<p>home</p>"))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url("/");
+    // The killed run's claim holds 13 s: the connect timeout (10 s) and the robots.txt cap.
+    let args = [
+        "crawl",
+        url.as_str(),
+        "--state",
+        "st",
+        "-o",
+        "pages.jsonl",
+        "--no-progress",
+        "--max-crawl-delay",
+        "3s",
+        "--timeout",
+        "5s",
+    ];
+    let run = common::spawn_in(dir.path(), &args);
+    common::wait_until(Duration::from_secs(20), "the robots.txt request", || server.hit_count() >= 1).await;
+    common::send_signal(&run, "KILL");
+    assert_eq!(common::finish(run).await.status.code(), None, "killed by the signal");
+
+    let o = tokio::time::timeout(Duration::from_secs(60), common::kumo_in(dir.path(), &args)).await.unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let hits = server.hits();
+    let targets: Vec<&str> = hits.iter().map(|h| h.target.as_str()).collect();
+    assert_eq!(targets, ["/robots.txt", "/robots.txt", "/"], "asked again, then the page once");
+    let gaps: Vec<Duration> = hits.windows(2).map(|w| w[1].at - w[0].at).collect();
+    assert!(gaps.iter().all(|g| *g >= Duration::from_secs(2)), "closer than the Crawl-delay: {gaps:?}");
+}
+
 /// Ctrl-C once: what is in flight finishes and is committed; the next run resumes and every
 /// page is written once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

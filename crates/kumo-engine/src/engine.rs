@@ -363,6 +363,8 @@ impl Engine {
             // same cap holds.
             let mut robots_cfg = cfg.robots.clone();
             robots_cfg.unavailable_backoff = robots_cfg.unavailable_backoff.min(cfg.max_host_pause);
+            let d = &cfg.downloader;
+            robots_cfg.claim_for.get_or_insert(d.timeout.max(d.connect_timeout + robots_cfg.max_crawl_delay));
             let cache = RobotsCache::new(robots_cfg, cfg.downloader.user_agent.robots_name());
             Arc::new(cache.with_store(self.robots_store.clone()))
         });

@@ -49,9 +49,12 @@ pub struct RobotsConfig {
     pub unreachable_backoff: Duration,
     /// Unavailable answers in a row after which the origin's requests are recorded as failed.
     pub max_unavailable: u32,
-    /// With a shared store: how long a worker's claim to fetch an origin's robots.txt holds
-    /// (another worker may fetch it after that, should the first have died).
-    pub claim_for: Duration,
+    /// With a store: how long a claim to fetch an origin's robots.txt holds (another worker,
+    /// or the next run of a crawl killed mid-fetch, may fetch it after that). `None`: the
+    /// longer of the request timeout (a live fetch ends within it) and the connect timeout
+    /// plus `max_crawl_delay` (a cut-off fetch reached the host within the one, and a
+    /// Crawl-delay it carried holds no longer than the other).
+    pub claim_for: Option<Duration>,
     /// With a shared store: how long a worker waits before asking again while another one
     /// fetches an origin's robots.txt.
     pub claim_wait: Duration,
@@ -67,7 +70,7 @@ impl Default for RobotsConfig {
             unavailable_backoff: Duration::from_secs(30),
             unreachable_backoff: Duration::from_millis(500),
             max_unavailable: 3,
-            claim_for: Duration::from_secs(30),
+            claim_for: None,
             claim_wait: Duration::from_millis(200),
         }
     }
@@ -297,14 +300,18 @@ impl RobotsCache {
     }
 
     /// The answer for `origin`: shared by another worker, fetched here (and shared), or "wait:
-    /// another worker is fetching it".
+    /// another worker is fetching it" (or a killed run was).
     async fn entry(&self, origin: &str, robots: &Url, dl: &Downloader, streak: u32) -> Arc<Entry> {
         let claim = match &self.store {
             None => RobotsClaim::Fetch,
-            Some(store) => store.claim(origin, self.cfg.claim_for).await.unwrap_or_else(|e| {
-                tracing::warn!(origin, error = %e, "shared robots.txt store failed; fetching it here");
-                RobotsClaim::Fetch
-            }),
+            // The engine fills in the claim's time; 30 s if a caller built the cache without it.
+            Some(store) => {
+                let hold = self.cfg.claim_for.unwrap_or(Duration::from_secs(30));
+                store.claim(origin, hold).await.unwrap_or_else(|e| {
+                    tracing::warn!(origin, error = %e, "shared robots.txt store failed; fetching it here");
+                    RobotsClaim::Fetch
+                })
+            }
         };
         let shared = |answer, ttl, why: &str| {
             let why = why.to_string();
@@ -328,7 +335,7 @@ impl RobotsCache {
                 return shared(
                     RobotsAnswer::Unavailable,
                     self.cfg.claim_wait,
-                    "being fetched by another worker",
+                    "being fetched elsewhere (by another worker, or by a run killed while it fetched it)",
                 );
             }
             RobotsClaim::Fetch => {}

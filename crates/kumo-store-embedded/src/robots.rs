@@ -4,10 +4,17 @@
 //! was fetched for leaves. They live in the `meta` keyspace under `robots/` (as the cookies
 //! do, so older state directories still open): key `robots/ORIGIN`, value the expiry (Unix
 //! milliseconds, 8 bytes big-endian), the status (2 bytes) and the body.
+//!
+//! A fetch is claimed before it goes out: `robots-claim/ORIGIN`, value the time of the claim
+//! (Unix milliseconds), removed when the answer is written. A claim found on open is a fetch
+//! that a kill cut off: it may have reached the host and carried a `Crawl-delay` nobody read,
+//! so the origin waits out the claim (as a shared crawl waits out a dead worker's) before it
+//! is asked again.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
+use kumo_core::dns::unix_ms;
 use kumo_frontier::FrontierError;
 use kumo_frontier::robots::{RobotsClaim, RobotsStore, SharedRobots};
 
@@ -15,13 +22,14 @@ use crate::EmbeddedStore;
 use crate::error::db;
 
 const PREFIX: &[u8] = b"robots/";
+const CLAIM: &[u8] = b"robots-claim/";
 
 fn key(origin: &str) -> Vec<u8> {
     [PREFIX, origin.as_bytes()].concat()
 }
 
-fn unix_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+fn claim_key(origin: &str) -> Vec<u8> {
+    [CLAIM, origin.as_bytes()].concat()
 }
 
 fn encode(expires_ms: u64, r: &SharedRobots) -> Vec<u8> {
@@ -39,17 +47,30 @@ fn decode(v: &[u8]) -> Option<(u64, SharedRobots)> {
     Some((expires, SharedRobots { status, body: v[10..].to_vec() }))
 }
 
-/// One process owns a state directory, so nobody else is ever fetching an answer: a claim is
-/// the stored answer while it is trusted, else the right to fetch it.
+/// One process owns a state directory, so the only other fetcher is an earlier run that was
+/// killed mid-fetch: a claim is the stored answer while it is trusted, "wait" while that
+/// run's claim holds, else the right to fetch it (claimed in the state first).
 #[async_trait]
 impl RobotsStore for EmbeddedStore {
-    async fn claim(&self, origin: &str, _fetch_for: Duration) -> Result<RobotsClaim, FrontierError> {
+    async fn claim(&self, origin: &str, fetch_for: Duration) -> Result<RobotsClaim, FrontierError> {
+        let now = unix_ms(SystemTime::now());
         let stored = self.sp.meta.get(key(origin)).map_err(db)?;
         // A damaged value is fetched again, as an expired one is.
-        match stored.as_deref().and_then(decode) {
-            Some((expires, robots)) if expires > unix_ms(SystemTime::now()) => Ok(RobotsClaim::Known(robots)),
-            _ => Ok(RobotsClaim::Fetch),
+        if let Some((expires, robots)) = stored.as_deref().and_then(decode)
+            && expires > now
+        {
+            return Ok(RobotsClaim::Known(robots));
         }
+        let claimed = self.sp.meta.get(claim_key(origin)).map_err(db)?;
+        let claimed_at = claimed.as_deref().and_then(|v| Some(u64::from_be_bytes(v.try_into().ok()?)));
+        let hold = u64::try_from(fetch_for.as_millis()).unwrap_or(u64::MAX);
+        if claimed_at.is_some_and(|at| now < at.saturating_add(hold)) {
+            return Ok(RobotsClaim::Wait);
+        }
+        let mut b = self.batch();
+        self.sp.meta.insert(&mut b, claim_key(origin), now.to_be_bytes().to_vec());
+        self.halt.commit(b, &self.dir)?;
+        Ok(RobotsClaim::Fetch)
     }
 
     async fn share(
@@ -65,6 +86,7 @@ impl RobotsStore for EmbeddedStore {
             // over what the host says now.
             None => self.sp.meta.remove(&mut b, key(origin)),
         }
+        self.sp.meta.remove(&mut b, claim_key(origin));
         self.halt.commit(b, &self.dir)
     }
 }
@@ -79,5 +101,28 @@ mod tests {
         let (expires, back) = decode(&encode(42, &r)).unwrap();
         assert_eq!((expires, back), (42, r));
         assert!(decode(&[0; 9]).is_none());
+    }
+
+    /// A fetch a kill cut off holds its origin for the claim's time: the robots.txt request
+    /// may have reached the host and carried a Crawl-delay that nobody read.
+    #[tokio::test]
+    async fn a_fetch_cut_off_by_a_kill_holds_its_origin_for_its_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let (origin, hold) = ("http://a.test", Duration::from_secs(30));
+        {
+            let store = EmbeddedStore::open(dir.path(), crate::EmbeddedConfig::default()).unwrap();
+            assert_eq!(store.claim(origin, hold).await.unwrap(), RobotsClaim::Fetch);
+            // Killed before the answer was shared.
+        }
+        let store = EmbeddedStore::open(dir.path(), crate::EmbeddedConfig::default()).unwrap();
+        assert_eq!(store.claim(origin, hold).await.unwrap(), RobotsClaim::Wait, "the claim holds");
+        assert_eq!(store.claim(origin, Duration::ZERO).await.unwrap(), RobotsClaim::Fetch, "until it ends");
+        let r = SharedRobots { status: 200, body: b"User-agent: *\nCrawl-delay: 2\n".to_vec() };
+        store.share(origin, Some(&r), hold).await.unwrap();
+        assert_eq!(store.claim(origin, hold).await.unwrap(), RobotsClaim::Known(r));
+        // An unavailable answer leaves neither an answer nor a claim behind.
+        assert_eq!(store.claim("http://b.test", hold).await.unwrap(), RobotsClaim::Fetch);
+        store.share("http://b.test", None, hold).await.unwrap();
+        assert_eq!(store.claim("http://b.test", hold).await.unwrap(), RobotsClaim::Fetch);
     }
 }
