@@ -238,3 +238,30 @@ fn no_wait_overflows_the_clock() {
     assert_eq!(view[0].paused_for, Some(crate::FAR));
     assert_eq!(view[0].backing_off, 1);
 }
+
+/// Breadth across hosts: a host with many requests and room for many in flight takes one
+/// turn in each round over the ready hosts, so it never fills the crawl's slots while others
+/// wait (each lease puts its host at the back of the ready hosts of its priority).
+#[test]
+fn a_host_with_many_requests_takes_its_turn_with_the_others() {
+    let mut t = table();
+    let now = Instant::now();
+    for i in 0..40 {
+        push(&mut t, &format!("http://big.test/{i}"), now);
+    }
+    for h in 0..10 {
+        for i in 0..2 {
+            push(&mut t, &format!("http://h{h}.test/{i}"), now);
+        }
+    }
+    for round in 0..2 {
+        let leased = t.lease(11, now, &mut no_refill()).unwrap().leases;
+        let mut names = hosts(&leased);
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), 11, "round {round}: one lease for each of the 11 hosts: {names:?}");
+    }
+    // Once the small hosts are done, the big one may use the slots.
+    let rest = t.lease(11, now, &mut no_refill()).unwrap().leases;
+    assert_eq!(hosts(&rest), vec!["big.test"; 11]);
+}
