@@ -20,7 +20,7 @@
 //! from a duration goes through [`later`], so no duration a server sends can overflow.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,14 +32,18 @@ use crate::{Budget, FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, P
 
 mod budget;
 mod figures;
+mod index;
 mod ips;
 mod levels;
 mod pacing;
 mod peek;
+mod rare;
 mod waits;
 
+use index::HostIndex;
 use ips::{IpSlot, Ips, ReadyEntry};
 use levels::Levels;
+use rare::Rare;
 
 pub use pacing::HostPacing;
 pub use peek::{HostQueue, QueuedRequest};
@@ -105,21 +109,11 @@ struct Host {
     /// Until when the host is held whatever its delay (deferral waits, a restored spacing): a
     /// lowered delay never moves `next_at` before this.
     hold_until: Instant,
-    /// Until when the server asked the whole host to wait (`HostAdjustment::pause`). Apart from `next_at` so it can be shown, capped and lifted.
-    paused_until: Option<Instant>,
-    /// Retried requests waiting out their own back-off, by when they may go and sequence.
-    /// Counted in `queued`; each goes back to the front of its level when due.
-    backoff: BTreeMap<(Instant, u64), Entry>,
     /// The rule's policy, except that `delay` is the effective one: the largest of the rule's
-    /// delay, `floor` and `learned`.
+    /// delay, the Crawl-delay floor and the learned delay.
     policy: HostPolicy,
-    rule_delay: Duration,
-    /// Raised by `HostAdjustment::min_delay` (Crawl-delay); never lowered.
-    floor: Duration,
-    /// Set by `HostAdjustment::learned_delay` (adaptive throttle); at least `rule_delay`.
-    learned: Option<Duration>,
-    /// Sliding-window rate limits; `None` (no cost at all) unless the host's rule has some.
-    rate: Option<Box<RateLog>>,
+    /// A pause, back-offs, a raised delay, rate limits: `None` while the host has none.
+    rare: Option<Box<Rare>>,
     generation: u64,
     last_lease: Option<Instant>,
     /// Listed in `paced_dirty`.
@@ -141,13 +135,13 @@ impl Host {
 
     /// Whether the spacing of this host's requests must survive a restart.
     fn is_paced(&self) -> bool {
-        !self.policy.delay.is_zero() || self.rate.is_some()
+        !self.policy.delay.is_zero() || self.rate().is_some()
     }
 
     /// Recomputes the effective delay; when it changed, the next lease is due one new gap
     /// after the last lease (a lowered delay takes effect at once), but not before a hold.
     fn update_delay(&mut self) {
-        let delay = self.rule_delay.max(self.floor).max(self.learned.unwrap_or_default());
+        let delay = self.rule_delay().max(self.floor()).max(self.learned().unwrap_or_default());
         if delay == self.policy.delay {
             return;
         }
@@ -165,12 +159,13 @@ impl Host {
 
     /// Pauses the host until `until` at least (what its server asked).
     fn pause(&mut self, until: Instant) {
-        self.paused_until = Some(self.paused_until.map_or(until, |p| p.max(until)));
+        let rare = self.rare_mut();
+        rare.paused_until = Some(rare.paused_until.map_or(until, |p| p.max(until)));
     }
 
     /// When the host may go next: its delay, holds and pause together.
     fn free_at(&self) -> Instant {
-        self.paused_until.map_or(self.next_at, |p| p.max(self.next_at))
+        self.paused_until().map_or(self.next_at, |p| p.max(self.next_at))
     }
 }
 
@@ -182,7 +177,7 @@ pub struct HostTable {
     /// Spill every request of a host never leased (see [`HostTable::spilling_cold_hosts`]).
     spill_cold: bool,
     hosts: Vec<Host>,
-    host_ids: HashMap<Arc<str>, usize>,
+    host_ids: HostIndex,
     /// (priority of best request, Reverse(sequence), host, generation)
     ready: BinaryHeap<ReadyEntry>,
     /// Reverse((instant, host, generation))
@@ -215,7 +210,7 @@ impl HostTable {
             spill_at: spill_at.max(1),
             spill_cold: false,
             hosts: Vec::new(),
-            host_ids: HashMap::new(),
+            host_ids: HostIndex::default(),
             ready: BinaryHeap::new(),
             waiting: BinaryHeap::new(),
             leases: HashMap::new(),
@@ -244,28 +239,23 @@ impl HostTable {
 
     /// The host's index, and whether it was just created.
     pub fn host_for(&mut self, key: &str, now: Instant) -> (usize, bool) {
-        if let Some(&i) = self.host_ids.get(key) {
+        if let Some(i) = self.host_ids.get(key, &self.hosts) {
             return (i, false);
         }
         let key: Arc<str> = Arc::from(key);
         let domain = self.domain_of(&key);
         let rule = self.politeness.rule_for(&key);
         let policy = rule.map_or(self.politeness.default, |r| r.policy);
-        let rate = rule.and_then(|r| RateLog::new(r.rate_limits())).map(Box::new);
+        let rate = rule.and_then(|r| RateLog::new(r.rate_limits()));
         self.hosts.push(Host {
-            key: key.clone(),
+            key,
             levels: Levels::default(),
             queued: 0,
             in_flight: 0,
             next_at: now,
             hold_until: now,
-            paused_until: None,
-            backoff: BTreeMap::new(),
             policy,
-            rule_delay: policy.delay,
-            floor: Duration::ZERO,
-            learned: None,
-            rate,
+            rare: rate.map(|r| Box::new(Rare::new(policy.delay, Some(r)))),
             generation: 0,
             last_lease: None,
             pacing_dirty: false,
@@ -275,7 +265,7 @@ impl HostTable {
             outcomes: 0,
         });
         let i = self.hosts.len() - 1;
-        self.host_ids.insert(key, i);
+        self.host_ids.insert(i, &self.hosts);
         (i, true)
     }
 
@@ -321,12 +311,12 @@ impl HostTable {
         // The host may go when its delay and pause have passed and every rate window has a
         // token, and it has a request that is not backing off.
         let free = h.free_at();
-        let mut at = match &h.rate {
+        let mut at = match h.rate() {
             None => free,
             Some(r) => r.next_free().map_or(free, |t| t.max(free)),
         };
         if h.levels.is_empty()
-            && let Some(&(due, _)) = h.backoff.keys().next()
+            && let Some((&(due, _), _)) = h.backoff().next()
         {
             at = at.max(due);
         }
@@ -503,7 +493,7 @@ impl HostTable {
             match entry.request.to_request() {
                 Ok(req) => {
                     h.in_flight += 1;
-                    if let Some(r) = &mut h.rate {
+                    if let Some(r) = h.rate_mut() {
                         r.record(now);
                     }
                     let gap = h.policy.next_gap();
@@ -600,11 +590,12 @@ impl HostTable {
     pub fn adjust(&mut self, host_key: &str, adj: HostAdjustment, now: Instant) -> usize {
         let (i, _) = self.host_for(host_key, now);
         let h = &mut self.hosts[i];
-        if let Some(d) = adj.min_delay {
-            h.floor = h.floor.max(d);
+        if let Some(d) = adj.min_delay.filter(|d| *d > h.floor()) {
+            h.rare_mut().floor = d;
         }
         if let Some(d) = adj.learned_delay {
-            h.learned = Some(d.max(h.rule_delay));
+            let rare = h.rare_mut();
+            rare.learned = Some(d.max(rare.rule_delay));
         }
         h.update_delay();
         if let Some(p) = adj.pause {
@@ -616,7 +607,7 @@ impl HostTable {
 
     /// The hosts with a learned delay, and that delay.
     pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
-        self.hosts.iter().filter_map(|h| Some((h.key.clone(), h.learned?))).collect()
+        self.hosts.iter().filter_map(|h| Some((h.key.clone(), h.learned()?))).collect()
     }
 
     /// Hosts whose kept state changed since the last call: paced hosts (with a delay or rate

@@ -137,7 +137,7 @@ fn a_resumed_host_charges_its_last_lease_to_its_address() {
     let mut t = table(0, s(2));
     let t0 = Instant::now();
     push(&mut t, "http://a.test/1", t0);
-    let a = t.host_ids["a.test"];
+    let a = t.host_index("a.test").unwrap();
     // As an earlier run left it: leased just now, no delay of its own.
     t.restore_pacing(a, Duration::ZERO, None, t0, Some(t0));
     resolve_all(&mut t, t0);

@@ -28,9 +28,9 @@ impl HostTable {
     pub fn pacing(&self, i: usize) -> HostPacing {
         let h = &self.hosts[i];
         HostPacing {
-            delay: h.rule_delay.max(h.floor),
-            floor: h.floor,
-            learned: h.learned,
+            delay: h.rule_delay().max(h.floor()),
+            floor: h.floor(),
+            learned: h.learned(),
             next_at: h.free_at(),
             last_lease: h.last_lease,
             admitted: h.admitted,
@@ -51,9 +51,12 @@ impl HostTable {
         last_lease: Option<Instant>,
     ) {
         let h = &mut self.hosts[i];
-        h.floor = h.floor.max(floor);
+        if floor > h.floor() {
+            h.rare_mut().floor = floor;
+        }
         if let Some(d) = learned {
-            h.learned = Some(d.max(h.rule_delay));
+            let rare = h.rare_mut();
+            rare.learned = Some(d.max(rare.rule_delay));
         }
         h.update_delay();
         let now = Instant::now();
@@ -62,7 +65,7 @@ impl HostTable {
             // The lease time is known, not when its request reached the server (a killed run
             // may have sent it late): a second delay covers that.
             spacing = later(later(t, h.policy.next_gap()), h.policy.delay);
-            if let Some(r) = &mut h.rate {
+            if let Some(r) = h.rate_mut() {
                 r.assume_full_at(t);
             }
             h.hold(spacing);

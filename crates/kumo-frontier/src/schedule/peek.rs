@@ -91,7 +91,7 @@ impl HostTable {
                 );
             }
         }
-        for (&(at, _), e) in h.backoff.iter().take(max.saturating_sub(next.len())) {
+        for (&(at, _), e) in h.backoff().take(max.saturating_sub(next.len())) {
             let mut q = QueuedRequest::from(&e.request);
             q.not_before_ms = Some(unix_ms(at, now, wall));
             next.push(q);
@@ -100,7 +100,7 @@ impl HostTable {
             host: h.key.to_string(),
             queued: h.queued,
             in_flight: h.in_flight as usize,
-            backing_off: h.backoff.len(),
+            backing_off: h.backing_off(),
             next,
         }))
     }

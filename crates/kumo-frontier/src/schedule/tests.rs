@@ -50,8 +50,8 @@ fn throttled_host_waits_for_the_exact_instant() {
     for i in 0..5 {
         push(&mut t, &format!("http://b.test/{i}"), t0);
     }
-    let b = t.host_ids["b.test"];
-    assert!(t.hosts[b].rate.is_none(), "no rate limits, no bookkeeping");
+    let b = t.host_index("b.test").unwrap();
+    assert!(t.hosts[b].rare.is_none(), "no rate limits, no bookkeeping");
     let first = lease(&mut t, t0);
     assert_eq!(hosts(&first).iter().filter(|h| *h == "a.test").count(), 2, "2 per second");
     assert_eq!(first.len(), 7, "b.test is not held back");
@@ -75,7 +75,7 @@ fn delay_and_rate_limits_combine() {
     for i in 0..3 {
         push(&mut t, &format!("http://a.test/{i}"), t0);
     }
-    let a = t.host_ids["a.test"];
+    let a = t.host_index("a.test").unwrap();
     t.hosts[a].next_at = t0 + Duration::from_millis(1500);
     t.schedule(a, t0);
     assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
@@ -113,7 +113,7 @@ fn learned_delay_goes_down_and_up_within_its_floors() {
     assert_eq!(lease(&mut t, t0 + ms(420)).len(), 1);
     t.adjust("a.test", learn(Duration::ZERO), t0 + ms(430));
     assert_eq!(lease(&mut t, t0 + ms(430)).len(), 5, "learned zero: no spacing at all");
-    let a = t.host_ids["a.test"];
+    let a = t.host_index("a.test").unwrap();
     assert_eq!(t.pacing(a).learned, Some(Duration::ZERO));
 
     // Never below the rule's delay, whatever is learned.
@@ -122,7 +122,7 @@ fn learned_delay_goes_down_and_up_within_its_floors() {
     assert_eq!(lease(&mut t, t0).len(), 1);
     t.adjust("r.test", learn(ms(1)), t0);
     assert_eq!(t.readiness(t0), Readiness::At(t0 + ms(105)), "the rule's 100 ms (+5 %) still holds");
-    let r = t.host_ids["r.test"];
+    let r = t.host_index("r.test").unwrap();
     assert_eq!(t.pacing(r).learned, Some(ms(100)), "clamped up to the rule's delay");
     assert_eq!(t.pacing(r).delay, ms(100));
     assert_eq!(hosts(&lease(&mut t, t0 + ms(105))), ["r.test"], "readiness is for all hosts: drain it");

@@ -40,13 +40,18 @@ pub struct LiftedPause {
 
 /// Moves `h`'s back-offs that are due to the front of their levels, earliest first.
 pub(super) fn wake_due(h: &mut Host, now: Instant) {
+    let Some(rare) = &mut h.rare else { return };
     let mut due = Vec::new();
-    while let Some(entry) = h.backoff.first_entry() {
+    while let Some(entry) = rare.backoff.first_entry() {
         if entry.key().0 > now {
             break;
         }
         due.push(entry.remove());
     }
+    if rare.paused_until.is_some_and(|t| t <= now) {
+        rare.paused_until = None;
+    }
+    h.shrink();
     // Pushed to the front in reverse, so the earliest due ends up first.
     for mut e in due.into_iter().rev() {
         e.not_before = None;
@@ -58,7 +63,7 @@ pub(super) fn wake_due(h: &mut Host, now: Instant) {
 pub(super) fn set_aside(h: &mut Host, entry: Entry) {
     let at = entry.not_before.unwrap_or_else(Instant::now);
     h.queued += 1;
-    h.backoff.insert((at, entry.seq), entry);
+    h.rare_mut().backoff.insert((at, entry.seq), entry);
 }
 
 impl HostTable {
@@ -88,8 +93,8 @@ impl HostTable {
             if hosts.is_some_and(|keys| !keys.contains(&&*h.key)) {
                 continue;
             }
-            let Some(until) = h.paused_until.filter(|&t| t > limit) else { continue };
-            h.paused_until = (!max.is_zero()).then_some(limit);
+            let Some(until) = h.paused_until().filter(|&t| t > limit) else { continue };
+            h.rare_mut().paused_until = (!max.is_zero()).then_some(limit);
             cut.push(LiftedPause {
                 host: h.key.clone(),
                 was: until.saturating_duration_since(now),
@@ -107,15 +112,15 @@ impl HostTable {
             .map(|h| HostView {
                 key: h.key.clone(),
                 queued: h.queued,
-                backing_off: h.backoff.len(),
+                backing_off: h.backing_off(),
                 delay: h.policy.delay,
-                paused_for: h.paused_until.filter(|&t| t > now).map(|t| t - now),
+                paused_for: h.paused_until().filter(|&t| t > now).map(|t| t - now),
             })
             .collect()
     }
 
     /// The index of the host `key`, if the table knows it.
     pub fn host_index(&self, key: &str) -> Option<usize> {
-        self.host_ids.get(key).copied()
+        self.host_ids.get(key, &self.hosts)
     }
 }
