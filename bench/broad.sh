@@ -19,7 +19,7 @@
 #   PEERS="kumo-single kumo-broad scrapy-broad"  (their order on odd repetitions)
 #   KUMO_BIN   a kumo binary to use instead of building one
 #   KUMO_ARGS  extra arguments for both kumo peers
-#   JUDGE_DELAY=1s JUDGE_PER_HOST=1 JUDGE_PER_IP=2 JUDGE_IP_DELAY=100ms  the judge's rules (kumo
+#   JUDGE_DELAY=1s JUDGE_PER_HOST=1 JUDGE_PER_IP=1 JUDGE_IP_DELAY=100ms  the judge's rules (kumo
 #              --broad's promises); JUDGE_ARGS extra testsite arguments
 #   RESULTS=.work/broad/HOSTS-MAX_PAGES-<stamp>
 #   SITE_START_TIMEOUT=600 SITE_STOP_TIMEOUT=600  seconds for a test site to print its addresses,
@@ -42,7 +42,7 @@ even=(); [[ "$EVEN_ADDRESSES" == 1 ]] && even=(--web-even-addresses)
 PEERS="${PEERS:-kumo-single kumo-broad scrapy-broad}"
 JUDGE_DELAY="${JUDGE_DELAY:-1s}"
 JUDGE_PER_HOST="${JUDGE_PER_HOST:-1}"
-JUDGE_PER_IP="${JUDGE_PER_IP:-2}"
+JUDGE_PER_IP="${JUDGE_PER_IP:-1}"
 JUDGE_IP_DELAY="${JUDGE_IP_DELAY:-100ms}"
 SITE_START_TIMEOUT="${SITE_START_TIMEOUT:-600}"  # a large web takes a while to build
 SITE_STOP_TIMEOUT="${SITE_STOP_TIMEOUT:-600}"    # and to judge a long request log

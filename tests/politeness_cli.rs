@@ -196,6 +196,52 @@ async fn per_ip_politeness_holds_across_a_web_of_many_names() {
     );
 }
 
+/// `--broad`'s own rule for an address: one request at a time, 100 ms after the answer to the
+/// one before. On a web whose slow hosts answer after 400 ms, the server's log shows no two
+/// starts to an address closer than 100 ms and never two in flight, because a request to an
+/// address leaves only once the one before it was answered (and so had arrived). With two in
+/// flight, a request that left while a slow one was out could arrive early.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broads_one_request_per_address_holds_its_gap_at_the_server() {
+    use kumo_testsite::{Rules, SyntheticWeb, WebConfig};
+
+    let cfg = WebConfig {
+        hosts: 60,
+        addresses: 4,
+        max_pages_per_host: 8,
+        slow_hosts: 6,
+        trap: false,
+        ..Default::default()
+    };
+    let web = SyntheticWeb::start(cfg).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dns = web.dns_addr().to_string();
+    let mut args = vec![
+        "crawl",
+        "--broad",
+        "--dns-server",
+        &dns,
+        "--delay",
+        "100ms",
+        "--retries",
+        "0",
+        "--max-host-pause",
+        "2s",
+    ];
+    args.extend(["--state", "st", "-o", "pages.jsonl", "--no-progress"]);
+    let seeds = web.seeds();
+    args.extend(seeds.iter().map(String::as_str));
+    let o = tokio::time::timeout(Duration::from_secs(120), common::kumo_in(dir.path(), &args)).await.unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let ms = Duration::from_millis;
+    let rules =
+        Rules { host_delay: ms(100), per_host: 1, per_ip: 1, ip_delay: ms(100), ..Default::default() };
+    let judged = web.violations(&rules);
+    assert!(judged.is_clean(), "{judged}\n{err}");
+    assert!(web.log().len() > 100, "a crawl, not a few requests: {}", web.log().len());
+}
+
 /// Per-IP politeness needs the host table of the memory and embedded frontiers, and direct
 /// connections; page budgets need that table too. Through a proxy, or with the crawl in Redis,
 /// they are refused as usage errors that name them, before anything is made.

@@ -115,7 +115,7 @@ pub static SETTINGS: &[Setting] = &[
         "",
         Scope,
         Fixed,
-        "A broad crawl of many hosts: any domain, and broad-crawl defaults (256 at once, 1 per host 1s apart, 2 per IP address 100ms apart, a Crawl-delay up to 10s, 15s timeout, 1 retry, no cookies, no idle connections kept, 10000 pages per domain), each of which a setting given overrides.",
+        "A broad crawl of many hosts: any domain, and broad-crawl defaults (256 at once, 1 per host 1s apart, 1 per IP address 100ms after its answer, a Crawl-delay up to 10s, 15s timeout, 1 retry, no cookies, no idle connections kept, 10000 pages per domain), each of which a setting given overrides.",
     ),
     s(
         "allow",
@@ -245,7 +245,7 @@ pub static SETTINGS: &[Setting] = &[
         "DURATION",
         Politeness,
         Free,
-        "Least time between two requests to one IP address, whichever of its names is asked.",
+        "Least time between two requests to one IP address, whichever of its names is asked; counted from the last answer too, so with per_ip 1 it holds at the server.",
     ),
     s(
         "rate_limit",

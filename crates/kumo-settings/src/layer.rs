@@ -28,7 +28,7 @@ const BROAD: [(&str, &str); 12] = [
     ("concurrency", "256"),
     ("per_host", "1"),
     ("delay", "1s"),
-    ("per_ip", "2"),
+    ("per_ip", "1"),
     ("ip_delay", "100ms"),
     ("max_crawl_delay", "10s"),
     ("timeout", "15s"),

@@ -358,7 +358,7 @@ mod tests {
         assert_eq!((c.concurrency, c.max_retries), (256, 1));
         assert_eq!(c.politeness.default.parallelism, 1);
         assert_eq!(c.politeness.default.delay, Duration::from_millis(250), "the file's delay holds");
-        assert_eq!(c.politeness.per_ip, Some(IpPolicy { parallelism: 2, delay: Duration::from_millis(100) }));
+        assert_eq!(c.politeness.per_ip, Some(IpPolicy { parallelism: 1, delay: Duration::from_millis(100) }));
         assert_eq!(c.politeness.budget, Budget { per_host: 0, per_domain: 10_000 });
         assert_eq!(
             (c.downloader.timeout, c.robots.max_crawl_delay),
