@@ -462,12 +462,10 @@ impl HostTable {
         self.expire_leases(now);
         self.promote_waiting(now);
         let mut out = Leased { leases: Vec::with_capacity(max.min(self.queued)), invalid: Vec::new() };
+        let (mut busy, mut spread) = (Vec::new(), true);
         while out.leases.len() < max {
-            let Some(ready) = self.ready.pop() else { break };
-            let (_, _, i, generation) = ready;
-            if self.hosts[i].generation != generation {
-                continue;
-            }
+            let Some(ready) = self.next_ready(&mut busy, &mut spread) else { break };
+            let i = ready.2;
             let ip = match self.hosts[i].ip {
                 IpSlot::Gated(id) => Some(id),
                 _ => None,
@@ -524,7 +522,35 @@ impl HostTable {
             }
             self.schedule(i, now);
         }
+        self.ready.extend(busy);
         Ok(out)
+    }
+
+    /// The next ready host to lease from, breadth first: while `spread`, a host with requests
+    /// in flight waits in `busy` if a host of at least its priority is ready after it, so one
+    /// host never takes the crawl's free slots while others wait; once only busy hosts are
+    /// left, they take the rest in their turn. The caller puts `busy` back in the heap.
+    fn next_ready(&mut self, busy: &mut Vec<ReadyEntry>, spread: &mut bool) -> Option<ReadyEntry> {
+        loop {
+            let Some(ready) = self.ready.pop() else {
+                if !*spread || busy.is_empty() {
+                    return None;
+                }
+                *spread = false;
+                self.ready.extend(busy.drain(..));
+                continue;
+            };
+            let (priority, _, i, generation) = ready;
+            let h = &self.hosts[i];
+            if h.generation != generation {
+                continue;
+            }
+            if *spread && h.in_flight > 0 && self.ready.peek().is_some_and(|next| next.0 >= priority) {
+                busy.push(ready);
+                continue;
+            }
+            return Some(ready);
+        }
     }
 
     /// Removes a lease that is out. The caller re-schedules the host.

@@ -265,3 +265,32 @@ fn a_host_with_many_requests_takes_its_turn_with_the_others() {
     let rest = t.lease(11, now, &mut no_refill()).unwrap().leases;
     assert_eq!(hosts(&rest), vec!["big.test"; 11]);
 }
+
+/// A host with requests in flight gets another slot only when no host of its priority
+/// without one is ready: a slow host with room for many in flight does not take the slots
+/// that others, ready beside it, could use.
+#[test]
+fn a_busy_host_waits_while_idle_hosts_are_ready() {
+    let mut t = table();
+    let now = Instant::now();
+    for i in 0..10 {
+        push(&mut t, &format!("http://slow.test/{i}"), now);
+    }
+    let first = t.lease(1, now, &mut no_refill()).unwrap().leases;
+    assert_eq!(hosts(&first), ["slow.test"], "alone, it goes");
+    for h in 0..3 {
+        push(&mut t, &format!("http://h{h}.test/"), now);
+    }
+    // Its first request is still out: the three idle hosts take the three slots.
+    let mut next = hosts(&t.lease(3, now, &mut no_refill()).unwrap().leases);
+    next.sort();
+    assert_eq!(next, ["h0.test", "h1.test", "h2.test"]);
+    // With no idle host left, it takes what is free.
+    assert_eq!(hosts(&t.lease(4, now, &mut no_refill()).unwrap().leases), vec!["slow.test"; 4]);
+    // A better priority still goes first, busy or not.
+    push(&mut t, "http://idle.test/", now);
+    let r = Request::get(Url::parse("http://slow.test/urgent").unwrap()).with_priority(5);
+    let (i, _) = t.host_for("slow.test", now);
+    t.enqueue(i, Entry::new(1, StoredRequest::from(&r)), now);
+    assert_eq!(hosts(&t.lease(1, now, &mut no_refill()).unwrap().leases), ["slow.test"]);
+}
