@@ -38,12 +38,14 @@ mod levels;
 mod pacing;
 mod peek;
 mod rare;
+mod tick;
 mod waits;
 
 use index::HostIndex;
 use ips::{IpSlot, Ips, ReadyEntry};
 use levels::Levels;
 use rare::Rare;
+use tick::Tick;
 
 pub use pacing::HostPacing;
 pub use peek::{HostQueue, QueuedRequest};
@@ -105,17 +107,20 @@ struct Host {
     queued: usize,
     in_flight: u32,
     /// When the host's delay (or a hold) lets it go next; a pause is kept apart.
-    next_at: Instant,
+    next_at: Tick,
     /// Until when the host is held whatever its delay (deferral waits, a restored spacing): a
     /// lowered delay never moves `next_at` before this.
-    hold_until: Instant,
-    /// The rule's policy, except that `delay` is the effective one: the largest of the rule's
-    /// delay, the Crawl-delay floor and the learned delay.
-    policy: HostPolicy,
+    hold_until: Tick,
+    /// The rule's parallelism (its random delay, when it has one, is in `rare`).
+    parallelism: u32,
+    /// The effective delay: the largest of the rule's delay, the Crawl-delay floor and the
+    /// learned delay.
+    delay: Duration,
     /// A pause, back-offs, a raised delay, rate limits: `None` while the host has none.
     rare: Option<Box<Rare>>,
     generation: u64,
-    last_lease: Option<Instant>,
+    /// Its last lease, if it had one (see [`Host::last_lease`]).
+    last_lease: Tick,
     /// Listed in `paced_dirty`.
     pacing_dirty: bool,
     /// Its address, with per-IP politeness.
@@ -129,32 +134,44 @@ struct Host {
 }
 
 impl Host {
+    /// The rule's policy, with the effective delay.
+    fn policy(&self) -> HostPolicy {
+        let random_delay = self.rare.as_ref().map_or(Duration::ZERO, |r| r.random_delay);
+        HostPolicy { parallelism: self.parallelism, delay: self.delay, random_delay }
+    }
+
+    /// When the host was last leased, if ever (kept for every host: a delay set later counts
+    /// from it).
+    fn last_lease(&self) -> Option<Instant> {
+        self.last_lease.get()
+    }
+
     fn head_priority(&self) -> Option<Priority> {
         self.levels.best()
     }
 
     /// Whether the spacing of this host's requests must survive a restart.
     fn is_paced(&self) -> bool {
-        !self.policy.delay.is_zero() || self.rate().is_some()
+        !self.delay.is_zero() || self.rate().is_some()
     }
 
     /// Recomputes the effective delay; when it changed, the next lease is due one new gap
     /// after the last lease (a lowered delay takes effect at once), but not before a hold.
     fn update_delay(&mut self) {
         let delay = self.rule_delay().max(self.floor()).max(self.learned().unwrap_or_default());
-        if delay == self.policy.delay {
+        if delay == self.delay {
             return;
         }
-        self.policy.delay = delay;
-        if let Some(t) = self.last_lease {
-            self.next_at = self.hold_until.max(later(t, self.policy.next_gap()));
+        self.delay = delay;
+        if let Some(t) = self.last_lease() {
+            self.next_at = self.hold_until.max(later(t, self.policy().next_gap()).into());
         }
     }
 
     /// Holds the host until `until` at least.
     fn hold(&mut self, until: Instant) {
-        self.hold_until = self.hold_until.max(until);
-        self.next_at = self.next_at.max(until);
+        self.hold_until = self.hold_until.max(until.into());
+        self.next_at = self.next_at.max(until.into());
     }
 
     /// Pauses the host until `until` at least (what its server asked).
@@ -165,7 +182,8 @@ impl Host {
 
     /// When the host may go next: its delay, holds and pause together.
     fn free_at(&self) -> Instant {
-        self.paused_until().map_or(self.next_at, |p| p.max(self.next_at))
+        let next = self.next_at.instant();
+        self.paused_until().map_or(next, |p| p.max(next))
     }
 }
 
@@ -180,8 +198,8 @@ pub struct HostTable {
     host_ids: HostIndex,
     /// (priority of best request, Reverse(sequence), host, generation)
     ready: BinaryHeap<ReadyEntry>,
-    /// Reverse((instant, host, generation))
-    waiting: BinaryHeap<Reverse<(Instant, usize, u64)>>,
+    /// Reverse((instant, host, generation)), the instant in 8 bytes
+    waiting: BinaryHeap<Reverse<(Tick, u32, u64)>>,
     leases: HashMap<u64, Out>,
     deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
     next_lease: u64,
@@ -252,12 +270,13 @@ impl HostTable {
             levels: Levels::default(),
             queued: 0,
             in_flight: 0,
-            next_at: now,
-            hold_until: now,
-            policy,
-            rare: rate.map(|r| Box::new(Rare::new(policy.delay, Some(r)))),
+            next_at: now.into(),
+            hold_until: now.into(),
+            parallelism: policy.parallelism,
+            delay: policy.delay,
+            rare: Rare::of_rule(&policy, rate),
             generation: 0,
-            last_lease: None,
+            last_lease: Tick::NEVER,
             pacing_dirty: false,
             ip: if self.ips.is_some() { IpSlot::Unknown } else { IpSlot::Free },
             admitted: 0,
@@ -295,7 +314,7 @@ impl HostTable {
         let h = &mut self.hosts[i];
         h.generation += 1;
         waits::wake_due(h, now);
-        if h.queued == 0 || h.in_flight >= h.policy.parallelism.max(1) {
+        if h.queued == 0 || h.in_flight >= h.parallelism.max(1) {
             return;
         }
         match h.ip {
@@ -323,9 +342,9 @@ impl HostTable {
         if at <= now {
             let prio = h.head_priority().unwrap_or_default();
             self.heap_seq += 1;
-            self.ready.push((prio, Reverse(self.heap_seq), i, h.generation));
+            self.ready.push((prio, Reverse(self.heap_seq), i as u32, h.generation));
         } else {
-            self.waiting.push(Reverse((at, i, h.generation)));
+            self.waiting.push(Reverse((at.into(), i as u32, h.generation)));
         }
     }
 
@@ -342,7 +361,7 @@ impl HostTable {
     ) -> Result<Placement, E> {
         let spill_at = self.spill_at;
         let h = &mut self.hosts[i];
-        let cold = self.spill_cold && h.last_lease.is_none();
+        let cold = self.spill_cold && h.last_lease().is_none();
         let was_best = h.head_priority();
         let level = h.levels.level(priority);
         let placement = if cold || level.spilled > 0 || level.buf.len() >= spill_at {
@@ -386,11 +405,13 @@ impl HostTable {
     }
 
     fn promote_waiting(&mut self, now: Instant) {
+        let now_tick = Tick::from(now);
         while let Some(Reverse((at, i, generation))) = self.waiting.peek().copied() {
-            if at > now {
+            if at > now_tick {
                 break;
             }
             self.waiting.pop();
+            let i = i as usize;
             if self.hosts[i].generation == generation {
                 self.schedule(i, now);
             }
@@ -398,7 +419,7 @@ impl HostTable {
         if let Some(ips) = &mut self.ips {
             let mut back = Vec::new();
             let hosts = &self.hosts;
-            ips.promote(now, &mut back, |e| hosts[e.2].generation == e.3);
+            ips.promote(now, &mut back, |e| hosts[e.2 as usize].generation == e.3);
             self.ready.extend(back);
         }
     }
@@ -465,7 +486,7 @@ impl HostTable {
         let (mut busy, mut spread) = (Vec::new(), true);
         while out.leases.len() < max {
             let Some(ready) = self.next_ready(&mut busy, &mut spread) else { break };
-            let i = ready.2;
+            let i = ready.2 as usize;
             let ip = match self.hosts[i].ip {
                 IpSlot::Gated(id) => Some(id),
                 _ => None,
@@ -494,13 +515,13 @@ impl HostTable {
                     if let Some(r) = h.rate_mut() {
                         r.record(now);
                     }
-                    let gap = h.policy.next_gap();
+                    let gap = h.policy().next_gap();
                     if !gap.is_zero() {
-                        h.next_at = later(now, gap);
+                        h.next_at = later(now, gap).into();
                     }
                     // Kept for every host: a delay set later counts from it.
-                    h.last_lease = Some(now);
-                    let spacing = h.policy.delay;
+                    h.last_lease = now.into();
+                    let spacing = h.delay;
                     if h.is_paced() && !h.pacing_dirty {
                         h.pacing_dirty = true;
                         self.paced_dirty.push(i);
@@ -541,7 +562,7 @@ impl HostTable {
                 continue;
             };
             let (priority, _, i, generation) = ready;
-            let h = &self.hosts[i];
+            let h = &self.hosts[i as usize];
             if h.generation != generation {
                 continue;
             }
@@ -591,15 +612,15 @@ impl HostTable {
         }
         self.promote_waiting(now);
         while let Some(&(_, _, i, generation)) = self.ready.peek() {
-            if self.hosts[i].generation == generation {
+            if self.hosts[i as usize].generation == generation {
                 return Readiness::Now;
             }
             self.ready.pop();
         }
         let mut next = None;
         while let Some(Reverse((at, i, generation))) = self.waiting.peek().copied() {
-            if self.hosts[i].generation == generation {
-                next = Some(at);
+            if self.hosts[i as usize].generation == generation {
+                next = Some(at.instant());
                 break;
             }
             self.waiting.pop();

@@ -22,7 +22,7 @@ use super::HostTable;
 
 /// A host's place in the ready heap: (priority of its best request, Reverse(sequence), host,
 /// generation).
-pub(super) type ReadyEntry = (Priority, Reverse<u64>, usize, u64);
+pub(super) type ReadyEntry = (Priority, Reverse<u64>, u32, u64);
 
 /// Where a host stands with its address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,7 +204,7 @@ impl HostTable {
         if let (Some(id), Some(ips)) = (ip, &mut self.ips) {
             let mut back = Vec::new();
             let hosts = &self.hosts;
-            ips.freed(id, now, &mut back, |e| hosts[e.2].generation == e.3);
+            ips.freed(id, now, &mut back, |e| hosts[e.2 as usize].generation == e.3);
             self.ready.extend(back);
         }
     }
@@ -245,7 +245,7 @@ impl HostTable {
         h.ip = match addr {
             Some(addr) => {
                 let id = ips.id(addr, now);
-                if let Some(t) = h.last_lease {
+                if let Some(t) = h.last_lease() {
                     ips.restore(id, t);
                 }
                 IpSlot::Gated(id)

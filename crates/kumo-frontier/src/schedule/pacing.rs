@@ -32,7 +32,7 @@ impl HostTable {
             floor: h.floor(),
             learned: h.learned(),
             next_at: h.free_at(),
-            last_lease: h.last_lease,
+            last_lease: h.last_lease(),
             admitted: h.admitted,
         }
     }
@@ -64,7 +64,7 @@ impl HostTable {
         if let Some(t) = last_lease {
             // The lease time is known, not when its request reached the server (a killed run
             // may have sent it late): a second delay covers that.
-            spacing = later(later(t, h.policy.next_gap()), h.policy.delay);
+            spacing = later(later(t, h.policy().next_gap()), h.delay);
             if let Some(r) = h.rate_mut() {
                 r.assume_full_at(t);
             }
@@ -73,7 +73,7 @@ impl HostTable {
         if not_before > spacing.max(now) {
             h.pause(not_before);
         }
-        h.last_lease = last_lease;
+        h.last_lease = last_lease.into();
         self.schedule(i, now);
     }
 }

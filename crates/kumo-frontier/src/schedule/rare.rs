@@ -1,19 +1,22 @@
 //! What few hosts of a broad crawl need, kept apart in one box ([`Rare`]), so a host that
 //! needs none of it costs one pointer: a pause its server asked for, retried requests backing
-//! off, a Crawl-delay floor, a learned delay, rate limits. While a host has no box, its
-//! policy's delay is its rule's own.
+//! off, a Crawl-delay floor, a learned delay, a random delay, rate limits. While a host has
+//! no box, its delay is its rule's own.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::{Entry, Host};
+use crate::HostPolicy;
 use crate::politeness::RateLog;
 
 #[derive(Debug)]
 pub(super) struct Rare {
-    /// The rule's delay, which `policy.delay` no longer shows once a floor or a learned delay
-    /// raised it.
+    /// The rule's delay, which the host's delay no longer shows once a floor or a learned
+    /// delay raised it.
     pub rule_delay: Duration,
+    /// The rule's random extra to each delay (Colly's `RandomDelay`).
+    pub random_delay: Duration,
     /// Until when the server asked the whole host to wait (`HostAdjustment::pause`). Apart
     /// from `next_at` so it can be shown, capped and lifted.
     pub paused_until: Option<Instant>,
@@ -29,20 +32,30 @@ pub(super) struct Rare {
 }
 
 impl Rare {
-    pub fn new(rule_delay: Duration, rate: Option<RateLog>) -> Self {
+    fn new(rule_delay: Duration) -> Self {
         Rare {
             rule_delay,
+            random_delay: Duration::ZERO,
             paused_until: None,
             backoff: BTreeMap::new(),
             floor: Duration::ZERO,
             learned: None,
-            rate,
+            rate: None,
         }
+    }
+
+    /// A new host's box, if its rule needs one (a random delay, rate limits).
+    pub fn of_rule(policy: &HostPolicy, rate: Option<RateLog>) -> Option<Box<Rare>> {
+        if policy.random_delay.is_zero() && rate.is_none() {
+            return None;
+        }
+        Some(Box::new(Rare { random_delay: policy.random_delay, rate, ..Rare::new(policy.delay) }))
     }
 
     /// Whether it holds nothing a box is needed for.
     fn is_empty(&self) -> bool {
         self.paused_until.is_none()
+            && self.random_delay.is_zero()
             && self.backoff.is_empty()
             && self.floor.is_zero()
             && self.learned.is_none()
@@ -53,8 +66,8 @@ impl Rare {
 impl Host {
     /// The host's box, made for it if it had none.
     pub(super) fn rare_mut(&mut self) -> &mut Rare {
-        let rule_delay = self.policy.delay;
-        self.rare.get_or_insert_with(|| Box::new(Rare::new(rule_delay, None)))
+        let rule_delay = self.delay;
+        self.rare.get_or_insert_with(|| Box::new(Rare::new(rule_delay)))
     }
 
     /// Drops the box once it holds nothing (its delay is then the rule's again).
@@ -65,7 +78,7 @@ impl Host {
     }
 
     pub(super) fn rule_delay(&self) -> Duration {
-        self.rare.as_ref().map_or(self.policy.delay, |r| r.rule_delay)
+        self.rare.as_ref().map_or(self.delay, |r| r.rule_delay)
     }
 
     pub(super) fn floor(&self) -> Duration {

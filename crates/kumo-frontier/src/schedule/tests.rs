@@ -76,7 +76,7 @@ fn delay_and_rate_limits_combine() {
         push(&mut t, &format!("http://a.test/{i}"), t0);
     }
     let a = t.host_index("a.test").unwrap();
-    t.hosts[a].next_at = t0 + Duration::from_millis(1500);
+    t.hosts[a].next_at = (t0 + Duration::from_millis(1500)).into();
     t.schedule(a, t0);
     assert_eq!(t.readiness(t0), Readiness::At(t0 + Duration::from_millis(1500)));
     assert_eq!(lease(&mut t, t0 + Duration::from_millis(1500)).len(), 2);

@@ -113,7 +113,7 @@ impl HostTable {
                 key: h.key.clone(),
                 queued: h.queued,
                 backing_off: h.backing_off(),
-                delay: h.policy.delay,
+                delay: h.delay,
                 paused_for: h.paused_until().filter(|&t| t > now).map(|t| t - now),
             })
             .collect()
