@@ -369,7 +369,7 @@ impl HostTable {
             Placement::Spilled
         } else {
             let (request, not_before) = make()?;
-            level.buf.push_back(Entry { seq, request, not_before });
+            level.push_back(Entry { seq, request, not_before });
             level.cursor = level.cursor.max(seq);
             Placement::Buffered
         };
@@ -459,6 +459,9 @@ impl HostTable {
             } else {
                 l.spilled = l.spilled.saturating_sub(got.len() as u64);
                 l.cursor = got.last().map_or(l.cursor, |e| e.seq);
+                if l.buf.capacity() == 0 {
+                    l.buf.reserve_exact(got.len());
+                }
                 l.buf.extend(got);
             }
         }
@@ -672,7 +675,7 @@ impl HostTable {
 fn push_front(h: &mut Host, entry: Entry) {
     let level = h.levels.level(entry.request.priority);
     level.cursor = level.cursor.max(entry.seq);
-    level.buf.push_front(entry);
+    level.push_front(entry);
 }
 
 #[cfg(test)]

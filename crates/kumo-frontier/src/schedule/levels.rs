@@ -18,8 +18,26 @@ pub(super) struct Level {
 
 impl Level {
     fn new() -> Self {
-        // Room for one: most hosts of a broad crawl hold a single queued request.
-        Level { buf: VecDeque::with_capacity(1), spilled: 0, cursor: 0 }
+        // No room yet: a host never leased only counts its requests (they stay in storage).
+        Level { buf: VecDeque::new(), spilled: 0, cursor: 0 }
+    }
+
+    /// Buffers `entry` at the back, with room for just it when the level had none (most
+    /// hosts of a broad crawl hold a single queued request, where a first push would make
+    /// room for four).
+    pub(super) fn push_back(&mut self, entry: Entry) {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(1);
+        }
+        self.buf.push_back(entry);
+    }
+
+    /// Buffers `entry` at the front, as [`Level::push_back`] makes room.
+    pub(super) fn push_front(&mut self, entry: Entry) {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(1);
+        }
+        self.buf.push_front(entry);
     }
 }
 
@@ -93,5 +111,17 @@ mod tests {
             levels.remove_first();
         }
         assert!(levels.is_empty() && levels.0.capacity() == 0);
+    }
+
+    /// A level that only counts its requests (a host never leased) holds no room for them; a
+    /// buffered one holds room for what it buffers, not for four.
+    #[test]
+    fn a_level_makes_room_only_for_what_it_buffers() {
+        let mut levels = Levels::default();
+        levels.level(0).spilled += 1;
+        assert_eq!(levels.level(0).buf.capacity(), 0);
+        let r = kumo_core::Request::get(kumo_core::Url::parse("http://a.test/").unwrap());
+        levels.level(0).push_back(Entry::new(1, kumo_core::StoredRequest::from(&r)));
+        assert_eq!(levels.level(0).buf.capacity(), 1);
     }
 }
