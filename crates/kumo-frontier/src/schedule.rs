@@ -101,7 +101,8 @@ pub struct Leased {
 pub type Refill<'a> = dyn FnMut(usize, Priority, u64, usize) -> Result<Vec<Entry>, FrontierError> + 'a;
 
 struct Host {
-    key: Arc<str>,
+    /// Its name, held here alone (the name index keys on it).
+    key: Box<str>,
     /// Highest priority first.
     levels: Levels,
     queued: usize,
@@ -113,9 +114,8 @@ struct Host {
     hold_until: Tick,
     /// The rule's parallelism (its random delay, when it has one, is in `rare`).
     parallelism: u32,
-    /// The effective delay: the largest of the rule's delay, the Crawl-delay floor and the
-    /// learned delay.
-    delay: Duration,
+    /// The effective delay in nanoseconds (see [`Host::delay`]).
+    delay_ns: u64,
     /// A pause, back-offs, a raised delay, rate limits: `None` while the host has none.
     rare: Option<Box<Rare>>,
     generation: u64,
@@ -137,7 +137,18 @@ impl Host {
     /// The rule's policy, with the effective delay.
     fn policy(&self) -> HostPolicy {
         let random_delay = self.rare.as_ref().map_or(Duration::ZERO, |r| r.random_delay);
-        HostPolicy { parallelism: self.parallelism, delay: self.delay, random_delay }
+        HostPolicy { parallelism: self.parallelism, delay: self.delay(), random_delay }
+    }
+
+    /// The effective delay: the largest of the rule's delay, the Crawl-delay floor and the
+    /// learned delay.
+    fn delay(&self) -> Duration {
+        Duration::from_nanos(self.delay_ns)
+    }
+
+    /// Sets the effective delay (a delay over 584 years is cut to that).
+    fn set_delay(&mut self, delay: Duration) {
+        self.delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
     }
 
     /// When the host was last leased, if ever (kept for every host: a delay set later counts
@@ -152,17 +163,17 @@ impl Host {
 
     /// Whether the spacing of this host's requests must survive a restart.
     fn is_paced(&self) -> bool {
-        !self.delay.is_zero() || self.rate().is_some()
+        self.delay_ns != 0 || self.rate().is_some()
     }
 
     /// Recomputes the effective delay; when it changed, the next lease is due one new gap
     /// after the last lease (a lowered delay takes effect at once), but not before a hold.
     fn update_delay(&mut self) {
         let delay = self.rule_delay().max(self.floor()).max(self.learned().unwrap_or_default());
-        if delay == self.delay {
+        if delay == self.delay() {
             return;
         }
-        self.delay = delay;
+        self.set_delay(delay);
         if let Some(t) = self.last_lease() {
             self.next_at = self.hold_until.max(later(t, self.policy().next_gap()).into());
         }
@@ -260,12 +271,12 @@ impl HostTable {
         if let Some(i) = self.host_ids.get(key, &self.hosts) {
             return (i, false);
         }
-        let key: Arc<str> = Arc::from(key);
+        let key: Box<str> = Box::from(key);
         let domain = self.domain_of(&key);
         let rule = self.politeness.rule_for(&key);
         let policy = rule.map_or(self.politeness.default, |r| r.policy);
         let rate = rule.and_then(|r| RateLog::new(r.rate_limits()));
-        self.hosts.push(Host {
+        let mut host = Host {
             key,
             levels: Levels::default(),
             queued: 0,
@@ -273,7 +284,7 @@ impl HostTable {
             next_at: now.into(),
             hold_until: now.into(),
             parallelism: policy.parallelism,
-            delay: policy.delay,
+            delay_ns: 0,
             rare: Rare::of_rule(&policy, rate),
             generation: 0,
             last_lease: Tick::NEVER,
@@ -282,19 +293,21 @@ impl HostTable {
             admitted: 0,
             domain,
             outcomes: 0,
-        });
+        };
+        host.set_delay(policy.delay);
+        self.hosts.push(host);
         let i = self.hosts.len() - 1;
         self.host_ids.insert(i, &self.hosts);
         (i, true)
     }
 
-    pub fn host_key(&self, host: usize) -> &Arc<str> {
+    pub fn host_key(&self, host: usize) -> &str {
         &self.hosts[host].key
     }
 
     /// Hosts with their queued counts.
     pub fn host_queues(&self) -> Vec<(Arc<str>, usize)> {
-        self.hosts.iter().map(|h| (h.key.clone(), h.queued)).collect()
+        self.hosts.iter().map(|h| (Arc::from(&*h.key), h.queued)).collect()
     }
 
     pub fn queued(&self) -> usize {
@@ -524,7 +537,7 @@ impl HostTable {
                     }
                     // Kept for every host: a delay set later counts from it.
                     h.last_lease = now.into();
-                    let spacing = h.delay;
+                    let spacing = h.delay();
                     if h.is_paced() && !h.pacing_dirty {
                         h.pacing_dirty = true;
                         self.paced_dirty.push(i);
@@ -657,7 +670,7 @@ impl HostTable {
 
     /// The hosts with a learned delay, and that delay.
     pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
-        self.hosts.iter().filter_map(|h| Some((h.key.clone(), h.learned()?))).collect()
+        self.hosts.iter().filter_map(|h| Some((Arc::from(&*h.key), h.learned()?))).collect()
     }
 
     /// Hosts whose kept state changed since the last call: paced hosts (with a delay or rate

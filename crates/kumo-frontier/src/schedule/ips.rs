@@ -222,7 +222,7 @@ impl HostTable {
             }
             h.ip = IpSlot::Pending;
             self.pending += 1;
-            keys.push(h.key.clone());
+            keys.push(Arc::from(&*h.key));
         }
         keys
     }

@@ -64,7 +64,7 @@ impl HostTable {
         if let Some(t) = last_lease {
             // The lease time is known, not when its request reached the server (a killed run
             // may have sent it late): a second delay covers that.
-            spacing = later(later(t, h.policy().next_gap()), h.delay);
+            spacing = later(later(t, h.policy().next_gap()), h.delay());
             if let Some(r) = h.rate_mut() {
                 r.assume_full_at(t);
             }

@@ -66,7 +66,7 @@ impl Rare {
 impl Host {
     /// The host's box, made for it if it had none.
     pub(super) fn rare_mut(&mut self) -> &mut Rare {
-        let rule_delay = self.delay;
+        let rule_delay = self.delay();
         self.rare.get_or_insert_with(|| Box::new(Rare::new(rule_delay)))
     }
 
@@ -78,7 +78,7 @@ impl Host {
     }
 
     pub(super) fn rule_delay(&self) -> Duration {
-        self.rare.as_ref().map_or(self.delay, |r| r.rule_delay)
+        self.rare.as_ref().map_or(self.delay(), |r| r.rule_delay)
     }
 
     pub(super) fn floor(&self) -> Duration {

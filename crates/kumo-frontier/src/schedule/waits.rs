@@ -96,7 +96,7 @@ impl HostTable {
             let Some(until) = h.paused_until().filter(|&t| t > limit) else { continue };
             h.rare_mut().paused_until = (!max.is_zero()).then_some(limit);
             cut.push(LiftedPause {
-                host: h.key.clone(),
+                host: Arc::from(&*h.key),
                 was: until.saturating_duration_since(now),
                 now: max,
             });
@@ -110,10 +110,10 @@ impl HostTable {
         self.hosts
             .iter()
             .map(|h| HostView {
-                key: h.key.clone(),
+                key: Arc::from(&*h.key),
                 queued: h.queued,
                 backing_off: h.backing_off(),
-                delay: h.delay,
+                delay: h.delay(),
                 paused_for: h.paused_until().filter(|&t| t > now).map(|t| t - now),
             })
             .collect()
