@@ -39,6 +39,8 @@ pub use kumo_testsite as testsite;
 
 pub mod crawler;
 pub mod store;
+#[cfg(test)]
+mod tidy;
 
 // What most programs start from, at the top.
 pub use crawler::{Crawl, Crawler, CrawlerError, Plan};

@@ -1,3 +1,6 @@
+//! Tests of `Crawler`: what a collector hears of a crawl, and a stored crawl resumed with the
+//! settings it is given.
+
 use std::sync::Mutex;
 
 use kumo_core::Item;

@@ -1,3 +1,6 @@
+//! Tests of the schedules: when each run is due (every, start, times, cron, time zones,
+//! daylight-saving changes), ticks missed while down, refused cadences, the record.
+
 use super::*;
 
 const HOUR: u64 = 3_600_000;

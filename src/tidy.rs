@@ -1,0 +1,133 @@
+//! The repository's own shape, checked as a test (rust-analyzer's `tidy` is the model): every
+//! Rust file opens with a `//!` header that says what it is for, and holds at most 700 lines;
+//! a function outside test code holds at most 120. A change that breaks a rule fails the test
+//! command and names the place.
+
+use std::path::{Path, PathBuf};
+
+const MAX_FILE_LINES: usize = 700;
+const MAX_FN_LINES: usize = 120;
+
+/// Functions over the limit today, each a debt to pay back (a test fails when one is paid, so
+/// the list only shrinks): path, function name.
+const LONG_FUNCTIONS: &[(&str, &str)] = &[
+    ("crates/kumo-store-redis/src/commit.rs", "commit_inner"),
+    ("crates/kumo-testsite/src/hostile/faults.rs", "catalogue"),
+    ("src/cli/bench.rs", "run"),
+];
+
+/// Every `.rs` file below the repository's root (not in build output or hidden folders), with
+/// its text.
+fn rust_files() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read a directory") {
+            let path = entry.expect("a directory entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                // Build output, virtual environments and benchmark scratch are not sources.
+                if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                    dirs.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).expect("read a source file");
+                out.push((path.strip_prefix(root).expect("below the root").to_path_buf(), text));
+            }
+        }
+    }
+    assert!(out.len() > 100, "the sources were found: {}", out.len());
+    out
+}
+
+/// Whether the whole file is test code: integration tests, benches, and `tests.rs` modules.
+fn is_test_file(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p.starts_with("tests/")
+        || p.contains("/tests/")
+        || p.contains("/benches/")
+        || p.ends_with("tests.rs")
+        || p.ends_with("/conformance.rs")
+        || p.contains("/conformance/")
+}
+
+/// The functions of `text` outside its `#[cfg(test)]` modules, as (name, first line, lines).
+/// rustfmt's layout makes this simple: a function ends at the first `}` at its own indent.
+fn long_functions(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let test_from = lines.iter().position(|l| l.trim_start() == "#[cfg(test)]").unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..test_from].iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let Some(at) = body.find("fn ") else { continue };
+        let head = &body[..at];
+        let is_fn = head
+            .split_whitespace()
+            .all(|w| matches!(w, "pub" | "async" | "const" | "unsafe" | "extern") || w.starts_with("pub("));
+        // A declaration without a body, or a body on the same line.
+        if !is_fn || line.trim_end().ends_with(';') || line.trim_end().ends_with('}') {
+            continue;
+        }
+        let name: String = body[at + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let close = format!("{indent}}}");
+        let end = lines[i..].iter().position(|l| *l == close).map_or(0, |n| n + 1);
+        if end > MAX_FN_LINES {
+            out.push((name, i + 1, end));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_file_says_what_it_is_for_and_stays_small() {
+    let mut broken = Vec::new();
+    for (path, text) in rust_files() {
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if !first.starts_with("//!") {
+            broken.push(format!("{}: no `//!` header saying what the file is for", path.display()));
+        }
+        let lines = text.lines().count();
+        if lines > MAX_FILE_LINES {
+            broken.push(format!("{}: {lines} lines, over {MAX_FILE_LINES}", path.display()));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+#[test]
+fn functions_outside_tests_stay_short() {
+    let mut broken = Vec::new();
+    let mut allowed_seen = Vec::new();
+    for (path, text) in rust_files() {
+        if is_test_file(&path) {
+            continue;
+        }
+        let p = path.to_string_lossy().replace('\\', "/");
+        for (name, line, n) in long_functions(&text) {
+            if LONG_FUNCTIONS.contains(&(p.as_str(), name.as_str())) {
+                allowed_seen.push((p.clone(), name));
+                continue;
+            }
+            broken.push(format!("{p}:{line}: fn {name} is {n} lines, over {MAX_FN_LINES}"));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+    for (path, name) in LONG_FUNCTIONS {
+        assert!(
+            allowed_seen.iter().any(|(p, n)| p == path && n == name),
+            "{path}: fn {name} is short now (or gone): take it off LONG_FUNCTIONS"
+        );
+    }
+}
+
+#[test]
+fn a_long_function_is_found_and_test_modules_are_not() {
+    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    let text = format!(
+        "//! A file.\n\npub(crate) async fn long() {{\n{body}}}\n\nfn short() {{}}\n\n#[cfg(test)]\nmod tests {{\n    fn also_long() {{\n{body}    }}\n}}\n"
+    );
+    let found = long_functions(&text);
+    assert_eq!(found, [("long".to_string(), 3, MAX_FN_LINES + 2)]);
+}
