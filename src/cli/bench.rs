@@ -66,9 +66,9 @@ fn null_sink() -> JsonLinesSink {
     JsonLinesSink::from_writer("null".into(), Box::new(std::io::sink()))
 }
 
-pub async fn run(a: BenchArgs) -> Result<ExitCode> {
+/// Starts `kumo testsite` for the bench's site as a child process, and reads where it listens.
+async fn start_site(a: &BenchArgs) -> Result<(tokio::process::Child, String)> {
     let exe = std::env::current_exe().context("cannot find the kumo executable")?;
-    let durable = a.durable || a.recrawl;
     let mut child = Command::new(exe)
         .args(["--quiet", "testsite", "--no-record"])
         .args(a.recrawl.then_some("--validators"))
@@ -88,8 +88,19 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let stdout = child.stdout.take().context("no stdout from the test site")?;
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line).await?;
-    let base = line.trim();
+    let base = line.trim().to_string();
     anyhow::ensure!(base.starts_with("http://"), "the test site did not say where it listens");
+    Ok((child, base))
+}
+
+/// What the recrawl of `--recrawl` came to: pages asked again, its summary, its CPU and the
+/// site's.
+type Again = (usize, kumo_engine::Summary, Cpu, Cpu);
+
+pub async fn run(a: BenchArgs) -> Result<ExitCode> {
+    let durable = a.durable || a.recrawl;
+    let (mut child, base) = start_site(&a).await?;
+    let base = base.as_str();
     let seed = Url::parse(&format!("{base}/index.html"))?;
     // The site's own CPU, on the same cores: it bounds how fast any crawl of it can go here.
     let site_pid = child.id().map(|p| p.to_string());
@@ -127,7 +138,6 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
     let summary = crawl.run(None).await?;
     let (cpu1, site1) = now();
     let (cpu_split, site_cpu) = (cpu1.since(cpu0), site1.since(site0));
-    let cpu = cpu_split.total();
     // --recrawl: the same crawl again, every page asked for with its validators; the same
     // output, resumed at its checkpoint, the new items after the first run's.
     let again = match a.recrawl {
@@ -169,6 +179,23 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&state_dir);
     }
 
+    let extra: Vec<String> =
+        watching.into_iter().chain(archiving).chain(scripting).chain(rendering).collect();
+    report(&a, durable, &summary, (cpu_split, site_cpu), again, &extra)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what the bench measured: the crawl, the recrawl if one ran, the comparisons, and
+/// the figures as JSON with `--json`.
+fn report(
+    a: &BenchArgs,
+    durable: bool,
+    summary: &kumo_engine::Summary,
+    (cpu_split, site_cpu): (Cpu, Cpu),
+    again: Option<Again>,
+    extra: &[String],
+) -> Result<()> {
+    let cpu = cpu_split.total();
     let pages = summary.pages.max(1) as f64;
     let peak = kumo_engine::peak_memory().unwrap_or(0);
     out!("state:        {}", if durable { "embedded store (durable)" } else { "in memory" })?;
@@ -196,7 +223,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
             100.0 * bytes as f64 / summary.bytes.max(1) as f64
         )?;
     }
-    for lines in watching.iter().chain(&archiving).chain(&scripting).chain(&rendering) {
+    for lines in extra {
         out!("{lines}")?;
     }
     if a.json {
@@ -208,7 +235,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode> {
         });
         out!("{}", serde_json::to_string_pretty(&j)?)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(feature = "browser")]
