@@ -284,7 +284,8 @@ async fn per_ip_politeness_and_budgets_are_refused_where_they_cannot_hold() {
 /// page once, every link of a page followed unless robots.txt, a dead name or a used-up budget
 /// stops it, and no host or domain past its budget. About one DNS question per name and type
 /// over the whole crawl: the answers are kept in the state, so a resumed run asks only for
-/// names it has not seen. As in the test above, no address gap.
+/// names it has not seen. As in `per_ip_politeness_holds_across_a_web_of_many_names`, no
+/// address gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broad_crawl_of_two_thousand_names_holds_across_two_kills() {
     use std::collections::{BTreeSet, HashMap, HashSet};

@@ -472,10 +472,7 @@ impl HostTable {
             } else {
                 l.spilled = l.spilled.saturating_sub(got.len() as u64);
                 l.cursor = got.last().map_or(l.cursor, |e| e.seq);
-                if l.buf.capacity() == 0 {
-                    l.buf.reserve_exact(got.len());
-                }
-                l.buf.extend(got);
+                l.extend(got);
             }
         }
         let entry = l.buf.pop_front();

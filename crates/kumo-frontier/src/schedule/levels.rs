@@ -22,22 +22,30 @@ impl Level {
         Level { buf: VecDeque::new(), spilled: 0, cursor: 0 }
     }
 
-    /// Buffers `entry` at the back, with room for just it when the level had none (most
-    /// hosts of a broad crawl hold a single queued request, where a first push would make
-    /// room for four).
-    pub(super) fn push_back(&mut self, entry: Entry) {
+    /// Room for `n` entries when the level has none: just that (most hosts of a broad crawl
+    /// hold a single queued request, where a first push would make room for four).
+    fn make_room(&mut self, n: usize) {
         if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(1);
+            self.buf.reserve_exact(n);
         }
+    }
+
+    /// Buffers `entry` at the back.
+    pub(super) fn push_back(&mut self, entry: Entry) {
+        self.make_room(1);
         self.buf.push_back(entry);
     }
 
-    /// Buffers `entry` at the front, as [`Level::push_back`] makes room.
+    /// Buffers `entry` at the front.
     pub(super) fn push_front(&mut self, entry: Entry) {
-        if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(1);
-        }
+        self.make_room(1);
         self.buf.push_front(entry);
+    }
+
+    /// Buffers `entries`, read back from storage, at the back.
+    pub(super) fn extend(&mut self, entries: Vec<Entry>) {
+        self.make_room(entries.len());
+        self.buf.extend(entries);
     }
 }
 
