@@ -130,3 +130,88 @@ fn a_long_function_is_found_and_test_modules_are_not() {
     let found = long_functions(&text);
     assert_eq!(found, [("long".to_string(), 3, MAX_FN_LINES + 2)]);
 }
+
+/// Integration-test files that keep a binary of their own, with the reason: every other test
+/// of a package is a module of its one binary (`tests/it/main.rs`, or a single file), which
+/// links the dependencies once instead of once a file.
+const TESTS_APART: &[(&str, &str)] = &[
+    ("crates/kumo-downloader/tests/bomb_memory.rs", "it reads the process's peak memory"),
+    ("crates/kumo-script/tests/interrupt.rs", "it stops every script of the process for good"),
+];
+
+/// At most this many integration-test binaries in the workspace.
+const MAX_TEST_BINARIES: usize = 20;
+
+#[test]
+fn each_package_links_one_integration_test_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut packages = vec![root.to_path_buf()];
+    for entry in std::fs::read_dir(root.join("crates")).expect("read crates/") {
+        packages.push(entry.expect("a directory entry").path());
+    }
+    let (mut total, mut broken) = (0, Vec::new());
+    for package in packages {
+        let Ok(entries) = std::fs::read_dir(package.join("tests")) else { continue };
+        let mut binaries = Vec::new();
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            let rel = path.strip_prefix(root).expect("below the root").to_string_lossy().replace('\\', "/");
+            // Cargo makes a binary of each `tests/*.rs` and each `tests/*/main.rs`.
+            if rel.ends_with(".rs") || path.join("main.rs").is_file() {
+                total += 1;
+                if !TESTS_APART.iter().any(|(apart, _)| *apart == rel) {
+                    binaries.push(rel);
+                }
+            }
+        }
+        if binaries.len() > 1 {
+            binaries.sort();
+            broken.push(format!("{} test binaries in one package: {}", binaries.len(), binaries.join(", ")));
+        }
+    }
+    assert!(broken.is_empty(), "make each a module of tests/it/main.rs:\n{}", broken.join("\n"));
+    assert!(total <= MAX_TEST_BINARIES, "{total} integration-test binaries, over {MAX_TEST_BINARIES}");
+}
+
+/// The front door and the map stay short, and carry no history: a measurement with its date
+/// and commit belongs in `docs/bench/results.md`, the latest figures only in the README.
+#[test]
+fn readme_and_architecture_stay_short_and_undated() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    for (path, max_lines, max_bytes) in [("README.md", 300, 24 * 1024), ("ARCHITECTURE.md", 400, 32 * 1024)] {
+        let text = std::fs::read_to_string(root.join(path)).expect("read the document");
+        let lines = text.lines().count();
+        if lines > max_lines || text.len() > max_bytes {
+            broken.push(format!(
+                "{path}: {lines} lines and {} bytes, over {max_lines} and {max_bytes}",
+                text.len()
+            ));
+        }
+        for (n, line) in text.lines().enumerate() {
+            broken.extend(history_in(line).map(|word| format!("{path}:{}: `{word}` is history", n + 1)));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The words of `line` that look like a commit hash (7 to 40 hex digits, with a letter and a
+/// digit) or a date (`2026-11-28`).
+fn history_in(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !c.is_ascii_alphanumeric() && c != '-').filter(|word| {
+        let hex = (7..=40).contains(&word.len())
+            && word.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            && word.chars().any(|c| c.is_ascii_digit())
+            && word.chars().any(|c| c.is_ascii_alphabetic());
+        let date = word.len() == 10
+            && word.starts_with("20")
+            && word.char_indices().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
+        hex || date
+    })
+}
+
+#[test]
+fn history_is_told_from_figures() {
+    let found: Vec<&str> = history_in("at 90afa9a on 2026-11-29: 1015261 bytes, x86_64, e-mail").collect();
+    assert_eq!(found, ["90afa9a", "2026-11-29"]);
+}

@@ -1,5 +1,6 @@
 //! `interrupt_all`: kumo's second Ctrl-C cuts a script call short, however long its budget.
-//! A file of its own, since it stops every script of the process for good.
+//! A test binary of its own (src/tidy.rs: TESTS_APART), since it stops every script of the
+//! process for good.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};

@@ -1,0 +1,41 @@
+//! The integration tests of `kumo`, one module per subject, in one binary
+//! (one link instead of one per file).
+
+mod broken_pipe;
+mod cli;
+mod common;
+mod control_connections;
+mod control_csrf_browser;
+mod cookies_cli;
+mod damaged_state;
+mod demo_cli;
+mod exit_codes;
+mod front_door;
+mod hostile_site;
+mod http_cache_cli;
+mod kill_resume;
+mod limits_cli;
+mod listen_cli;
+mod output_safety;
+mod pauses_cli;
+mod politeness_cli;
+mod postgres_cli;
+mod recrawl_cli;
+mod redis_chaos;
+mod redis_inspect;
+mod redis_politeness;
+mod redis_postgres;
+mod redis_recrawl;
+mod render_cli;
+mod robots_rules_cli;
+mod schedule_cli;
+mod script_cli;
+mod signals;
+mod spider_cli;
+mod state_check;
+mod state_cli;
+mod state_lock;
+mod status_page_browser;
+mod tls_cli;
+mod tools_cli;
+mod warc_cli;
