@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 # No incremental-compilation state: a clean clone (as CI has) never reuses it, and for the
 # workspace's hundred test binaries it is gigabytes that a small CI disk cannot spare.
 export CARGO_INCREMENTAL=0
+# The guide's builder, installed with cargo when it is missing.
+MDBOOK_VERSION=0.4.52
 
 # Installs Debian package $1 (for what $2 says) unless it is there already: the tests start
 # throwaway servers from these binaries, and fail, never skip, without them.
@@ -53,6 +55,15 @@ if [[ ! -x .venv/bin/warcio || ! -x .venv/bin/cdxj-indexer ]]; then
 fi
 export KUMO_PYTHON_BIN="$PWD/.venv/bin"
 
+# mdBook builds the user guide (docs/): a page missing from it or a broken SUMMARY.md fails here.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v mdbook >/dev/null 2>&1; then
+  if ! cargo install --locked mdbook --version "$MDBOOK_VERSION"; then
+    echo "error: cannot install mdbook $MDBOOK_VERSION (cargo install mdbook); the guide needs it" >&2
+    exit 2
+  fi
+fi
+
 # rustfmt and clippy ship as rustup components; add them if this toolchain lacks them. Where
 # they cannot be had (no rustup, no network), the tests still run and the skip is said.
 lint=1
@@ -74,4 +85,5 @@ if heavy=$(grep -E " (redis|tokio-postgres|rquickjs|chromiumoxide|axum) v" <<<"$
   echo "$heavy" >&2
   exit 1
 fi
+mdbook build docs
 cargo test --workspace --locked "$@"

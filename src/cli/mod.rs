@@ -54,6 +54,8 @@ mod output_file;
 mod parse_cmd;
 mod progress;
 mod redis_args;
+#[cfg(test)]
+mod reference;
 mod render;
 mod revisit_args;
 mod run_cmd;
