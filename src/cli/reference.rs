@@ -1,5 +1,6 @@
 //! The reference pages in `docs/guide/reference/`, generated from what they describe: the
-//! command line from clap's definitions, the crawl settings from kumo-settings' table.
+//! command line from clap's definitions, the crawl settings from kumo-settings' table; and the
+//! spider files' JSON Schema (`docs/spider.schema.json`) from the structs that read them.
 //! A test regenerates both and fails when a page was stale, so a changed flag or setting cannot
 //! leave its documentation behind (rust-analyzer's generated docs are the model).
 
@@ -135,7 +136,12 @@ fn cell(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+
+    use kumo_spider::{LoadOptions, SpiderFile};
+    use serde_json::Value;
+
+    const SCHEMA: &str = "docs/spider.schema.json";
 
     /// Writes `text` to `path` below the repository's root, and says whether it held something
     /// else: the test command then fails on a page a change left stale, and a second run passes
@@ -156,12 +162,84 @@ mod tests {
         assert!(cli.contains("--user-agent"), "the crawl flags are documented");
         let settings = super::settings_reference();
         assert!(settings.contains("| `user_agent` |"), "the settings are documented");
-        let stale: Vec<&str> =
-            [("docs/guide/reference/cli.md", cli), ("docs/guide/reference/settings.md", settings)]
-                .iter()
-                .filter(|(path, text)| regenerated(path, text))
-                .map(|(path, _)| *path)
-                .collect();
+        let schema = serde_json::to_string_pretty(&kumo_spider::spider_file_schema()).expect("JSON") + "\n";
+        let stale: Vec<&str> = [
+            ("docs/guide/reference/cli.md", cli),
+            ("docs/guide/reference/settings.md", settings),
+            (SCHEMA, schema),
+        ]
+        .iter()
+        .filter(|(path, text)| regenerated(path, text))
+        .map(|(path, _)| *path)
+        .collect();
         assert!(stale.is_empty(), "stale, now regenerated (review and commit them): {}", stale.join(", "));
+    }
+
+    /// The schema as the tests check files against it: the generated one, not the tracked
+    /// copy (which the test above holds equal to it).
+    fn validator() -> jsonschema::Validator {
+        jsonschema::draft7::new(&kumo_spider::spider_file_schema()).expect("the schema is valid draft 7")
+    }
+
+    /// Every spider file of the repository (the examples, the test data, the benchmark's).
+    fn spider_files() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![root.join("examples"), root.join("testdata"), root.join("bench/peers/kumo")];
+        let mut files = Vec::new();
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read a directory") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "toml") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// A spider file's TOML as the JSON value a schema validator reads.
+    fn as_json(text: &str) -> Value {
+        let toml: toml::Value = toml::from_str(text).expect("TOML");
+        serde_json::to_value(toml).expect("JSON")
+    }
+
+    #[test]
+    fn the_schema_takes_every_spider_file_of_the_repository() {
+        let validator = validator();
+        let files = spider_files();
+        assert!(files.len() >= 3, "the spider files were found: {files:?}");
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("read a spider file");
+            SpiderFile::parse(&text, "file.toml", &LoadOptions::default()).expect("the loader takes it");
+            let file = as_json(&text);
+            let errors: Vec<String> = validator.iter_errors(&file).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{}: {}", path.display(), errors.join("; "));
+        }
+    }
+
+    #[test]
+    fn the_schema_refuses_an_unknown_key_where_the_loader_does() {
+        let validator = validator();
+        let good = "delay = \"250ms\"\n[[site]]\nname = \"s\"\nseeds = [\"http://127.0.0.1:9/\"]\nper_host = 2\n\
+                    [[site.model]]\nname = \"m\"\nfields = [{ name = \"t\", css = \"title\" }]\n";
+        assert!(validator.is_valid(&as_json(good)), "a file with settings and a model is valid");
+        SpiderFile::parse(good, "good.toml", &LoadOptions::default()).expect("the loader takes it too");
+        let bad = [
+            ("at the top", good.replace("delay =", "colour = 1\ndelay =")),
+            ("in a site", good.replace("per_host = 2", "per_host = 2\ncolour = 1")),
+            ("in a model", good.replace("name = \"m\"", "name = \"m\"\ncolour = 1")),
+            ("in a field", good.replace("css = \"title\"", "css = \"title\", colour = 1")),
+            ("a setting of the wrong type", good.replace("per_host = 2", "per_host = \"two\"")),
+        ];
+        for (place, text) in bad {
+            assert!(!validator.is_valid(&as_json(&text)), "{place}: the schema refuses it");
+            assert!(
+                SpiderFile::parse(&text, "bad.toml", &LoadOptions::default()).is_err(),
+                "{place}: the loader refuses it too"
+            );
+        }
     }
 }

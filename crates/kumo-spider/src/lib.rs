@@ -29,7 +29,10 @@ mod spider;
 pub use collector::{Collector, Ctx, Element, XPathError, XPathNode};
 #[cfg(feature = "postgres")]
 pub use config::PostgresOutput;
-pub use config::{LoadError, LoadOptions, OutputSpec, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile};
+pub use config::{
+    LoadError, LoadOptions, OutputSpec, RenderSpec, SiteSpec, SpiderConfigError, SpiderFile,
+    spider_file_schema,
+};
 pub use configured::{ConfigSpider, Priorities, SiteModel};
 pub use explain::{InvalidReport, LinkReport, ModelReport, PageReport, RuleMatches, ScriptReport};
 /// For the command line: the operator's ceilings on scripts, and stopping them all now.

@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
@@ -31,7 +32,9 @@ const FIELD_KEYS: &[&str] =
     &["name", "css", "xpath", "regex", "json", "attr", "take", "list", "required", "dig", "fields"];
 const SELECTOR_KEYS: &[&str] = &["css", "xpath", "regex", "json"];
 
-#[derive(Deserialize)]
+/// A model: its name, an optional root, its fields. Unknown keys are refused by the
+/// spider file's model entry, which flattens this one.
+#[derive(Deserialize, JsonSchema)]
 pub(super) struct RawModel {
     name: String,
     #[serde(default)]
@@ -39,6 +42,7 @@ pub(super) struct RawModel {
     fields: Vec<Field>,
     /// Collected rather than denied so that the error can name the model.
     #[serde(flatten)]
+    #[schemars(skip)]
     unknown: BTreeMap<String, IgnoredAny>,
 }
 
@@ -53,7 +57,10 @@ impl TryFrom<RawModel> for Model {
     }
 }
 
-#[derive(Deserialize)]
+/// A field: its name, one selector (`css`, `xpath`, `json`, or `regex` alone), and what to
+/// take.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(super) struct RawField {
     name: String,
     css: Option<String>,
@@ -70,6 +77,7 @@ pub(super) struct RawField {
     dig: bool,
     fields: Option<Vec<Field>>,
     #[serde(flatten)]
+    #[schemars(skip)]
     unknown: BTreeMap<String, IgnoredAny>,
 }
 
@@ -122,13 +130,16 @@ impl TryFrom<RawField> for Field {
     }
 }
 
-#[derive(Deserialize)]
+/// A selector: `{ css = "..." }`, `{ xpath = "..." }`, `{ regex = "..." }` or `{ json = "..." }`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(super) struct RawSelector {
     css: Option<String>,
     xpath: Option<String>,
     regex: Option<String>,
     json: Option<String>,
     #[serde(flatten)]
+    #[schemars(skip)]
     unknown: BTreeMap<String, IgnoredAny>,
 }
 

@@ -2,6 +2,7 @@
 //! They say *what* to extract; [`Model::compile`](super::Model::compile) checks them and turns
 //! them into something that can run. Their TOML form is in `de.rs`.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 /// A named set of fields extracted from a page: one item per match of `root`, or one item per
@@ -18,7 +19,7 @@ use serde::Deserialize;
 /// .with_root(Selector::css("div.quote"));
 /// assert!(quotes.compile().is_ok());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(try_from = "super::de::RawModel")]
 pub struct Model {
     pub name: String,
@@ -29,7 +30,7 @@ pub struct Model {
 }
 
 /// One named value of an item: where to find it, what to take from it, how to check it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(try_from = "super::de::RawField")]
 pub struct Field {
     pub name: String,
@@ -52,7 +53,7 @@ pub struct Field {
 }
 
 /// Where a field's (or a root's) matches come from.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(try_from = "super::de::RawSelector")]
 pub enum Selector {
     /// A CSS selector over the HTML document (or inside the enclosing match).
@@ -67,7 +68,7 @@ pub enum Selector {
 }
 
 /// What a field takes from each CSS or XPath match.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Take {
     /// The text content, trimmed, with runs of whitespace collapsed to one space.

@@ -62,6 +62,7 @@ mod raw;
 mod render;
 mod revisit;
 mod schedule;
+mod schema;
 #[cfg(feature = "script")]
 mod script;
 mod settings;
@@ -73,6 +74,7 @@ pub use error::SpiderConfigError;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresOutput;
 pub use render::RenderSpec;
+pub use schema::spider_file_schema;
 
 /// Settings from outside the file.
 #[derive(Debug, Clone, Default)]

@@ -3,6 +3,7 @@
 //! placed at its line; the sink checks the rest (identifier lengths) when it connects.
 
 use kumo_pipeline::{ColumnSpec, PgSinkConfig, PgType};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -34,23 +35,27 @@ pub struct PostgresOutput {
 }
 
 /// `output.postgres` as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPostgres {
     pub url: String,
     pub table: String,
     /// Typed columns; without them, whole items go into one `jsonb` column.
+    #[schemars(with = "Option<Vec<RawColumn>>")]
     pub columns: Option<Spanned<Vec<RawColumn>>>,
     /// The fields that identify an item: writes upsert on them.
+    #[schemars(with = "Option<Vec<String>>")]
     pub key: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `{ name = "price", type = "double precision" }`
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawColumn {
+    #[schemars(with = "String")]
     pub name: Spanned<String>,
     #[serde(rename = "type")]
+    #[schemars(with = "String")]
     pub ty: Spanned<String>,
 }
 

@@ -18,20 +18,21 @@ use std::time::Duration;
 
 use kumo_downloader::{Block, RenderConfig, Wait};
 use kumo_frontier::{UrlPattern, UrlPatterns};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 
 /// `"browser"`, or a table of settings.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(super) enum RawRender {
     Kind(String),
     Table(RawRenderTable),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRenderTable {
     #[serde(default)]
@@ -46,7 +47,7 @@ pub(super) struct RawRenderTable {
     pub screenshots: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(super) enum RawWait {
     Named(String),

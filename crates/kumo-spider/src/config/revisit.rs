@@ -14,35 +14,44 @@
 use std::time::Duration;
 
 use kumo_engine::{Adaptive, RevisitPolicy, RevisitRule};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRevisit {
+    #[schemars(with = "Option<String>")]
     pub every: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<RawRevisitRule>")]
     pub rules: Vec<Spanned<RawRevisitRule>>,
+    #[schemars(with = "Option<RawAdaptive>")]
     pub adaptive: Option<Spanned<RawAdaptive>>,
     /// "changed" (the default): an unchanged page writes no items; "all": it is fetched whole
     /// and its items written again.
+    #[schemars(with = "Option<String>")]
     pub emit: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRevisitRule {
     #[serde(rename = "match")]
+    #[schemars(with = "String")]
     pub pattern: Spanned<String>,
+    #[schemars(with = "String")]
     pub every: Spanned<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAdaptive {
+    #[schemars(with = "Option<String>")]
     pub min: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
     pub max: Option<Spanned<String>>,
     pub rate: Option<f64>,
 }

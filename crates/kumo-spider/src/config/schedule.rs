@@ -11,21 +11,27 @@
 
 use std::time::SystemTime;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 use crate::schedule::{Cadence, Schedule, time_zone};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSchedule {
+    #[schemars(with = "Option<String>")]
     pub every: Option<Spanned<String>>,
+    #[schemars(with = "Option<String>")]
     pub cron: Option<Spanned<String>>,
     /// An IANA time zone name; UTC when absent.
+    #[schemars(with = "Option<String>")]
     pub tz: Option<Spanned<String>>,
     /// A string or a TOML date-time.
+    #[schemars(with = "Option<serde_json::Value>")]
     pub start: Option<Spanned<toml::Value>>,
+    #[schemars(with = "Option<u32>")]
     pub times: Option<Spanned<u32>>,
 }
 

@@ -16,12 +16,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use kumo_script::{Ceiling, Limits, Script};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScript {
     pub file: Option<String>,
