@@ -4,6 +4,7 @@
 mod broken_pipe;
 mod cli;
 mod common;
+mod console_examples;
 mod control_connections;
 mod control_csrf_browser;
 mod cookies_cli;
