@@ -7,7 +7,8 @@
 //! - [`Scope`] decides what may be crawled at all (schemes, domains, depth, URL patterns).
 //! - [`Politeness`] holds the per-host rules (parallelism, delay, random delay, [`RateLimit`]s
 //!   over several windows; matched by glob or regex) that the
-//!   frontier enforces when it hands out work: a worker never sleeps holding a slot.
+//!   frontier enforces when it hands out work. (The engine's departure gate then holds a leased
+//!   request only for what is left of its host's or address's spacing.)
 //! - [`MemoryFrontier`] and [`MemorySeenSet`] are the in-memory backends; [`conformance`] is the
 //!   test suite every backend must pass.
 //!

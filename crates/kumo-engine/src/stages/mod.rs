@@ -1,6 +1,8 @@
 //! The stage tasks of a run: downloaders (robots.txt check, then fetch) and parsers
 //! (analyzer, redirects, scope and fingerprints). Each reads from a bounded channel and writes
-//! to the next; neither touches the frontier.
+//! to the next. Neither changes the frontier: a parser only asks which links it already knows
+//! (`Frontier::known`), and a downloader holds its lease at the departure gate until its host's
+//! (and address's) spacing has passed.
 
 use std::sync::Arc;
 use std::time::Duration;
