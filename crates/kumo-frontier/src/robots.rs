@@ -2,7 +2,7 @@
 //!
 //! What a robots.txt answer means: 2xx → its rules; 4xx → no rules, everything allowed; 5xx or
 //! no answer → the site is unavailable, so nothing is fetched from it until a later try
-//! (RFC 9309 §2.3.1.4). The file is parsed by [`rules`], our own small parser: a line it does
+//! (RFC 9309 §2.3.1.4). The file is parsed by `rules`, our own small parser: a line it does
 //! not understand is skipped alone, never the whole file, and every rule is kept whatever its
 //! pattern (no pattern is "too complex": wildcards are matched greedily, in time linear in the
 //! path and the pattern, not compiled to a regex with a size limit). Of a file longer than

@@ -40,7 +40,7 @@ pub struct SiteConfig {
     /// points them at `http://127.0.0.2:9`, a loopback address nothing answers on.
     pub external_base: Option<String>,
     /// Extra `href` values written as given (not escaped, so they may be malformed on
-    /// purpose), spread over the first [`SALT_SPREAD`] pages: the i-th goes on page
+    /// purpose), spread over the first `SALT_SPREAD` pages: the i-th goes on page
     /// `i % SALT_SPREAD` (on the index when the site has no pages). They lead off the
     /// synthetic site, so the ground truth ignores them; the hostile site salts its faults
     /// in this way.
