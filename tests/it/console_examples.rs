@@ -9,13 +9,13 @@
 //! masked (durations, rates, buffer peaks, how the pages split between the analyzer tasks),
 //! and a `...` line stands for any number of lines.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use kumo_testsite::ServerBuilder;
 use regex::Regex;
 
-use crate::common::KUMO;
+use crate::common::{KUMO, root, testdata};
 
 /// Pages whose examples are not run yet, each for the reason given; a debt to pay back, so the
 /// list only shrinks (a page listed that has no console block left fails the test).
@@ -39,10 +39,6 @@ const DOCS_SITE: &str = "127.0.0.1:8000";
 
 /// The longest one command of an example may take.
 const COMMAND_LIMIT: Duration = Duration::from_secs(120);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The README and every page of the guide that has a console block, relative to the root.
 fn pages() -> Vec<String> {
@@ -144,7 +140,7 @@ fn matches(expected: &[String], actual: &[String]) -> bool {
 /// examples whose site address is the test site's.
 fn workdir(site: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    std::os::unix::fs::symlink(root().join("testdata"), dir.path().join("testdata")).expect("link testdata");
+    std::os::unix::fs::symlink(testdata(), dir.path().join("testdata")).expect("link testdata");
     std::fs::create_dir(dir.path().join("examples")).expect("make examples/");
     for entry in std::fs::read_dir(root().join("examples")).expect("read examples/") {
         let path = entry.expect("an example").path();
@@ -202,7 +198,7 @@ async fn check_page(page: &str, site: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_docs_console_examples_print_what_the_docs_show() {
-    let server = ServerBuilder::new().directory(root().join("testdata/quotes-site")).start().await.unwrap();
+    let server = ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap();
     let site = server.addr().to_string();
     let mut wrong = Vec::new();
     let mut run_pages = 0;

@@ -2,20 +2,13 @@
 //! was replaced by another program refuses and leaves it alone, and a new crawl does not
 //! replace an existing file unless told to (`-O FILE`, `overwrite = true` in a spider file).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kumo_testsite::ServerBuilder;
 
 use crate::common;
+use crate::common::{root, testdata};
 use common::{kumo_in, small_site, stderr};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
-}
 
 /// What another program writes: JSON lines that are not page records, `len` bytes or more.
 fn foreign_lines(len: usize) -> Vec<u8> {

@@ -3,18 +3,12 @@
 //! while the crawl goes on.
 
 use crate::common;
+use crate::common::testdata;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use kumo_testsite::{Fixture, ServerBuilder, TestServer};
 use serde_json::Value;
-
-fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata"))
-}
 
 async fn quotes_site() -> TestServer {
     ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap()

@@ -2,21 +2,13 @@
 //! spider file's error naming line and field, and command-line options a spider file does
 //! not take refused by name.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use kumo_testsite::ServerBuilder;
 use serde_json::Value;
 
 use crate::common;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
-}
+use crate::common::{root, testdata};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crawl_runs_the_quotes_spider_file() {

@@ -1,20 +1,12 @@
 //! `kumo parse` and `kumo shell` end to end: the real binary against the quotes site served by
 //! the test site, with `examples/quotes.toml`.
 
+use crate::common::{root, testdata};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use kumo_testsite::{ServerBuilder, TestServer};
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn testdata() -> PathBuf {
-    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
-}
 
 async fn quotes_site() -> TestServer {
     ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap()

@@ -2,11 +2,21 @@
 
 pub mod browser;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub const KUMO: &str = env!("CARGO_BIN_EXE_kumo");
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The test data: the repository's, or the copy `KUMO_TESTDATA` names.
+pub fn testdata() -> PathBuf {
+    std::env::var_os("KUMO_TESTDATA").map(PathBuf::from).unwrap_or_else(|| root().join("testdata"))
+}
 
 /// A synthetic site of `pages` pages of about 2 KB on 127.0.0.1, and its ground truth.
 pub async fn small_site(pages: usize) -> (kumo_testsite::TestServer, kumo_testsite::GroundTruth) {
