@@ -23,6 +23,8 @@
 //! | [`store_redis`] | kumo-store-redis | shared storage in Redis for distributed crawls (feature `redis`) |
 //! | [`testsite`] | kumo-testsite | the local test server (feature `testsite`) |
 
+#![warn(missing_docs)]
+
 pub use kumo_core as core;
 pub use kumo_downloader as downloader;
 pub use kumo_engine as engine;

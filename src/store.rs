@@ -23,6 +23,7 @@ pub enum Store {
     Memory,
     /// A state directory: stop or kill the crawl at any moment and run it again to resume.
     Dir {
+        /// The state directory, made if missing.
         path: PathBuf,
         /// fsync every commit, so the state also survives a power loss (slower).
         fsync: bool,
@@ -38,6 +39,7 @@ pub enum Store {
 #[cfg(feature = "redis")]
 #[derive(Debug, Clone)]
 pub struct RedisStore {
+    /// The Redis: `redis://HOST:PORT/DB` or `redis+unix:///path/to/socket`.
     pub url: String,
     /// The crawl's name: the workers of one crawl give the same.
     pub crawl: String,
@@ -122,6 +124,8 @@ pub struct Identity {
 
 /// An opened state.
 pub struct Opened {
+    /// What the crawl runs on: its frontier, and its item journal, cookie, robots.txt and DNS
+    /// answer storage where the store keeps them.
     pub state: SiteState,
     /// Settings this run changed from those the crawl's last run kept (free ones only).
     pub changed: Vec<Change>,
@@ -154,8 +158,11 @@ impl Opened {
 /// A state that cannot be opened for this crawl.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// The state directory could not be opened or read, or holds another crawl (other
+    /// outputs, another origin).
     #[error(transparent)]
     State(#[from] StoreError),
+    /// The crawl in Redis could not be read, cleared or joined.
     #[cfg(feature = "redis")]
     #[error(transparent)]
     Redis(#[from] RedisStoreError),
@@ -164,7 +171,12 @@ pub enum OpenError {
     NotInRedis(&'static str),
     /// The crawl's settings differ from the stored ones in some a resumed crawl cannot change.
     #[error("{place}: {refusal} (--fresh starts over)")]
-    Settings { place: String, refusal: String },
+    Settings {
+        /// The state: its directory, or the crawl's name and its Redis.
+        place: String,
+        /// The fixed settings that changed, each with its stored and new value.
+        refusal: String,
+    },
 }
 
 /// The free changes `now` makes to the `stored` record, or the refusal naming the fixed ones.

@@ -1,7 +1,7 @@
 //! The repository's own shape, checked as a test (rust-analyzer's `tidy` is the model): every
 //! Rust file opens with a `//!` header that says what it is for, and holds at most 700 lines;
-//! a function outside test code holds at most 120. A change that breaks a rule fails the test
-//! command and names the place.
+//! a function outside test code holds at most 120; every library crate documents its public
+//! items. A change that breaks a rule fails the test command and names the place.
 
 use std::path::{Path, PathBuf};
 
@@ -171,6 +171,27 @@ fn each_package_links_one_integration_test_binary() {
     }
     assert!(broken.is_empty(), "make each a module of tests/it/main.rs:\n{}", broken.join("\n"));
     assert!(total <= MAX_TEST_BINARIES, "{total} integration-test binaries, over {MAX_TEST_BINARIES}");
+}
+
+/// Every library crate documents its whole public API: its root warns on a missing doc, which
+/// clippy's `-D warnings` in the test command makes an error.
+#[test]
+fn every_library_documents_its_public_items() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src/lib.rs")];
+    for entry in std::fs::read_dir(root.join("crates")).expect("read crates/") {
+        roots.push(entry.expect("a directory entry").path().join("src/lib.rs"));
+    }
+    let undocumented: Vec<String> = roots
+        .iter()
+        .filter(|lib| lib.is_file())
+        .filter(|lib| {
+            let text = std::fs::read_to_string(lib).expect("read a crate root");
+            !text.lines().any(|l| matches!(l.trim(), "#![warn(missing_docs)]" | "#![deny(missing_docs)]"))
+        })
+        .map(|lib| lib.strip_prefix(root).expect("below the root").display().to_string())
+        .collect();
+    assert!(undocumented.is_empty(), "add #![warn(missing_docs)] to: {}", undocumented.join(", "));
 }
 
 /// The front door and the map stay short, and carry no history: a measurement with its date

@@ -63,20 +63,34 @@ pub struct Crawler {
 /// A crawl that could not be put together or run.
 #[derive(Debug, thiserror::Error)]
 pub enum CrawlerError {
+    /// A start URL that does not parse.
     #[error("start URL {url:?}: {why}")]
-    Seed { url: String, why: String },
+    Seed {
+        /// The start URL as given.
+        url: String,
+        /// Why it does not parse.
+        why: String,
+    },
+    /// A setting by name that is unknown, or whose value is refused.
     #[error(transparent)]
     Setting(#[from] SettingError),
+    /// Settings by name (the first one's name) on a crawl whose configuration was resolved
+    /// elsewhere ([`Crawler::configured`], [`Crawler::site`]).
     #[error("settings by name ({0}) cannot be set on a crawl whose configuration is already resolved")]
     Resolved(String),
+    /// [`CrawlConfig::check`] refused the configuration.
     #[error(transparent)]
     Config(#[from] kumo_engine::ConfigError),
+    /// An output file could not be opened, or is locked by another writer.
     #[error(transparent)]
     Output(#[from] SinkError),
+    /// An output file whose name gives no format (`.jsonl`, `.json`, `.csv`).
     #[error("{0}: give the file a .jsonl, .json or .csv name")]
     OutputFormat(PathBuf),
+    /// The state could not be opened for this crawl.
     #[error(transparent)]
     Store(#[from] OpenError),
+    /// The engine refused to initialize, start or run the crawl.
     #[error(transparent)]
     Engine(#[from] EngineError),
 }

@@ -127,6 +127,7 @@ impl Crawl {
         self.opened.embedded.as_ref().is_some_and(|s| s.resumed())
     }
 
+    /// Starts the engine (see [`Engine::start`]); [`Crawl::wait`] then waits for its end.
     pub async fn start(&mut self) -> Result<(), CrawlerError> {
         Ok(self.engine.start().await?)
     }

@@ -2,15 +2,27 @@
 
 use std::net::SocketAddr;
 
+/// Why [`ControlServer::start`](crate::ControlServer::start) refused to serve.
 #[derive(Debug, thiserror::Error)]
 pub enum ControlError {
+    /// An address off loopback without a token.
     #[error(
         "--listen {addr} is not a loopback address: anyone who can reach it could steer the crawl; \
          give a token (--listen-token or KUMO_LISTEN_TOKEN) for every request to carry"
     )]
-    TokenRequired { addr: SocketAddr },
+    TokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// A token shorter than 16 bytes.
     #[error("the --listen token must be at least 16 characters")]
     WeakToken,
+    /// The address could not be bound, or the bound socket's address read.
     #[error("cannot listen on {addr}: {error}")]
-    Bind { addr: SocketAddr, error: std::io::Error },
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What the system said.
+        error: std::io::Error,
+    },
 }

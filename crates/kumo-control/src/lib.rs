@@ -15,6 +15,8 @@
 //! (`Authorization: Bearer …`, compared in constant time). Connections are capped and timed
 //! out (see [`serve`]), so the port cannot use up the crawl's file descriptors.
 
+#![warn(missing_docs)]
+
 mod auth;
 mod error;
 mod metrics;
@@ -33,13 +35,16 @@ pub use server::{ControlServer, ListenConfig};
 /// What the server reads and steers: one running engine.
 #[derive(Clone)]
 pub struct Control {
+    /// Stops the run (`POST /api/stop` asks for a graceful stop).
     pub stopper: Stopper,
+    /// Pauses and resumes the run; the status and `/metrics` say whether it is paused.
     pub pauser: Pauser,
     /// Re-queues failures and shows a host's queue, through the scheduler.
     pub steer: Steer,
     /// The engine's summary, busiest hosts and last failures as of its last publication
     /// (`None` before its run starts).
     pub live: watch::Receiver<Option<Arc<Live>>>,
+    /// The engine's counters as it goes; `/metrics` reads the requests in flight from them.
     pub progress: Arc<Progress>,
 }
 

@@ -23,6 +23,8 @@ pub struct SiteSnapshot {
 }
 
 impl SiteSnapshot {
+    /// Site `site`'s numbers: the engine's last publication `live`, its requests in flight
+    /// as `progress` has them now, and whether it is `paused`.
     pub fn new(site: String, live: Arc<Live>, progress: &Progress, paused: bool) -> Self {
         SiteSnapshot { site, live, in_flight: progress.in_flight.load(Ordering::Relaxed), paused }
     }

@@ -19,7 +19,10 @@ use crate::{Control, ControlError, Sites};
 /// Where to listen, and the token requests must carry (required off loopback).
 #[derive(Debug, Clone)]
 pub struct ListenConfig {
+    /// The address to listen on; port 0 takes any free one.
     pub addr: SocketAddr,
+    /// What every request must carry (`Authorization: Bearer TOKEN`; the status page may
+    /// take it as `?token=`), at least 16 bytes; `None` is allowed on loopback only.
     pub token: Option<String>,
 }
 

@@ -20,10 +20,15 @@ pub struct StoredCookie {
     pub domain: String,
     /// Sent only to `domain` itself (it had no `Domain` attribute), not to its subdomains.
     pub host_only: bool,
+    /// The path it is sent for, with the paths below it (RFC 6265 §5.1.4 path-match).
     pub path: String,
+    /// Its name: with `domain` and `path`, what identifies it.
     pub name: String,
+    /// Its value, as the server set it.
     pub value: String,
+    /// Sent over secure connections only (the `Secure` attribute).
     pub secure: bool,
+    /// Hidden from page scripts, still sent with requests (the `HttpOnly` attribute).
     pub http_only: bool,
     /// When it expires, in Unix seconds; `None` for a session cookie. A crawl is one session,
     /// resumes included, so session cookies are kept until the crawl's state is discarded.
@@ -54,7 +59,12 @@ pub enum CookieStorageError {
     Storage(String),
     /// A stored cookie cannot be read back.
     #[error("cookie storage: the cookie stored as {key:?} is unreadable: {message}")]
-    Corrupt { key: String, message: String },
+    Corrupt {
+        /// The key it is stored under.
+        key: String,
+        /// Why it cannot be read.
+        message: String,
+    },
 }
 
 /// Keeps a crawl's cookies. Implementations must be cheap to call from the download path:
@@ -77,6 +87,7 @@ pub struct MemoryCookieStorage {
 }
 
 impl MemoryCookieStorage {
+    /// An empty storage.
     pub fn new() -> Self {
         Self::default()
     }

@@ -67,8 +67,15 @@ impl fmt::Display for DnsErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StoredOutcome {
+    /// The name's addresses, IPv4 first.
     Addresses(Vec<IpAddr>),
-    Failed { kind: DnsErrorKind, detail: String },
+    /// The lookup failed.
+    Failed {
+        /// How it failed.
+        kind: DnsErrorKind,
+        /// The resolver's message.
+        detail: String,
+    },
 }
 
 /// One name's answer as the storage keeps it; saving another for the same host replaces it.
@@ -76,6 +83,7 @@ pub enum StoredOutcome {
 pub struct StoredAnswer {
     /// The name as the resolver keys it (lower case, no trailing dot).
     pub host: String,
+    /// The addresses found, or why there are none.
     pub outcome: StoredOutcome,
     /// Until when the answer stands (its TTL within the resolver's bounds), in Unix
     /// milliseconds: wall-clock time, so that it means the same to the next run.

@@ -44,6 +44,7 @@ impl Fingerprint {
         self.0.to_be_bytes()
     }
 
+    /// The fingerprint whose [`to_bytes`](Self::to_bytes) are `b`.
     pub fn from_bytes(b: [u8; 16]) -> Self {
         Fingerprint(u128::from_be_bytes(b))
     }

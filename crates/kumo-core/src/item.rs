@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 pub struct Item(pub Map<String, Value>);
 
 impl Item {
+    /// An item with no fields.
     pub fn new() -> Self {
         Item(Map::new())
     }
@@ -19,10 +20,12 @@ impl Item {
         self
     }
 
+    /// Sets `name` to `value`: a new field goes last, an existing one keeps its place.
     pub fn insert(&mut self, name: &str, value: impl Into<Value>) {
         self.0.insert(name.to_string(), value.into());
     }
 
+    /// The value of the field `name`; `None` when the item has no such field.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.0.get(name)
     }

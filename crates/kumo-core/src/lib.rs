@@ -5,6 +5,8 @@
 //! [`Fingerprint`]s of the canonical ([`canonical`]) form of a request, never on raw strings.
 //! Module identity and counters ([`module`]) follow the gopcp webcrawler seeds.
 
+#![warn(missing_docs)]
+
 pub mod canonical;
 pub mod charset;
 pub mod cookies;

@@ -11,12 +11,16 @@ use serde::{Serialize, Serializer};
 /// The type letter of a module ID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ModuleKind {
+    /// Fetches requests (`D`).
     Downloader,
+    /// Parses responses into links and items (`A`).
     Analyzer,
+    /// Processes and writes items (`P`).
     Pipeline,
 }
 
 impl ModuleKind {
+    /// The letter that starts an ID of this kind: `D`, `A` or `P`.
     pub fn letter(self) -> char {
         match self {
             ModuleKind::Downloader => 'D',
@@ -29,16 +33,22 @@ impl ModuleKind {
 /// A module instance's identity: type letter, serial number, optional network address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModuleId {
+    /// What kind of module it is.
     pub kind: ModuleKind,
+    /// Its serial number, which tells it from others of its kind (positive in any ID that
+    /// parses).
     pub serial: u64,
+    /// The `host:port` it is reached at, for a module elsewhere on the network.
     pub addr: Option<String>,
 }
 
 impl ModuleId {
+    /// The ID of module `serial` of `kind`, without an address.
     pub fn new(kind: ModuleKind, serial: u64) -> Self {
         ModuleId { kind, serial, addr: None }
     }
 
+    /// Sets the address, builder style. It is not checked; parsing an ID checks `host:port`.
     pub fn with_addr(mut self, addr: impl Into<String>) -> Self {
         self.addr = Some(addr.into());
         self
@@ -64,12 +74,16 @@ impl Serialize for ModuleId {
 /// Why a module ID string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModuleIdError {
+    /// The string is empty.
     #[error("module ID is empty")]
     Empty,
+    /// The first character is not `D`, `A` or `P`.
     #[error("unknown module type letter {0:?} (expected D, A or P)")]
     Letter(char),
+    /// What follows the letter is missing, not a number, or 0.
     #[error("module serial number {0:?} is not a positive integer")]
     Serial(String),
+    /// What follows `|` is not `host:port` with a numeric port.
     #[error("module address {0:?} is not host:port")]
     Addr(String),
 }
@@ -134,6 +148,8 @@ impl ModuleCounters {
         self.handling.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// The counts now. Each is read on its own, so a snapshot taken while the module works
+    /// may not be one consistent moment.
     pub fn snapshot(&self) -> CounterSnapshot {
         CounterSnapshot {
             called: self.called.load(Ordering::Relaxed),
@@ -147,9 +163,13 @@ impl ModuleCounters {
 /// A point-in-time copy of [`ModuleCounters`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct CounterSnapshot {
+    /// Calls that arrived, accepted or not.
     pub called: u64,
+    /// Calls accepted: work started.
     pub accepted: u64,
+    /// Accepted work that ended successfully.
     pub completed: u64,
+    /// Accepted work not ended yet.
     pub handling: u64,
 }
 
@@ -163,7 +183,9 @@ impl CounterSnapshot {
 /// One module's line in the crawl summary.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModuleSummary {
+    /// Which module the line is about.
     pub id: ModuleId,
+    /// Its counters, written as fields of the line itself.
     #[serde(flatten)]
     pub counts: CounterSnapshot,
     /// Anything module-specific (for a downloader: errors by kind…).

@@ -35,6 +35,7 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    /// The reason's name, as it is serialized (`too-many-redirects`, `robots`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             SkipReason::Scheme => "scheme",
@@ -62,9 +63,13 @@ impl fmt::Display for SkipReason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
+    /// Queueing requests and keeping the crawl's state.
     Scheduler,
+    /// Fetching requests.
     Downloader,
+    /// Analyzing responses for links and items.
     Parser,
+    /// Processing items and writing them out.
     Pipeline,
 }
 
@@ -92,6 +97,7 @@ pub enum ErrorKind {
     /// would give the same answer (a failure stands for its negative TTL or back-off);
     /// `kumo failures requeue --kind dns` tries again later.
     Dns,
+    /// The server took too long: to answer, or to send the body.
     Timeout,
     /// TLS handshake or certificate problem.
     Tls,
@@ -127,6 +133,7 @@ pub enum ErrorKind {
     /// not written, its links followed. Not retried on its own (the same page would fail
     /// again); `kumo failures requeue --kind extract` tries again later.
     Extract,
+    /// Anything no other kind covers.
     Other,
 }
 
@@ -142,6 +149,7 @@ impl std::str::FromStr for ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind's name, as it is serialized (`connect`, `too-large`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Connect => "connect",

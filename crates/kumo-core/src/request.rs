@@ -30,6 +30,7 @@ impl UserData {
         self.0.as_deref().and_then(|v| T::deserialize(v).ok())
     }
 
+    /// Whether no value is stored.
     pub fn is_empty(&self) -> bool {
         self.0.is_none()
     }
@@ -39,6 +40,7 @@ impl UserData {
         self.0.as_deref()
     }
 
+    /// Wraps raw JSON read back from storage; `None` is no value.
     pub fn from_json(v: Option<serde_json::Value>) -> Self {
         UserData(v.map(Box::new))
     }
@@ -52,14 +54,20 @@ pub enum RequestKind {
     #[default]
     Page,
     /// A sitemap or sitemap index; `nesting` counts the indexes above it.
-    Sitemap { nesting: u8 },
+    Sitemap {
+        /// Sitemap indexes above this one: 0 for one given to the crawl or named by robots.txt.
+        nesting: u8,
+    },
     /// A page fetched by an earlier run, asked again (`--recrawl`) with its validators in the
     /// request's headers: `hash` is the xxh3 of the body it had, `bytes` its size, so an
     /// unchanged answer (a `304`, or the same body) is known as such; `interval_ms` is the
     /// re-visit interval it had, for an adaptive schedule to move.
     Revisit {
+        /// xxh3-64 of the body the page had.
         hash: u64,
+        /// The size of that body, in bytes.
         bytes: u64,
+        /// The re-visit interval it had, in milliseconds; 0 when the stored request has none.
         #[serde(default)]
         interval_ms: u64,
     },
@@ -69,12 +77,18 @@ pub enum RequestKind {
 /// the canonical form through [`Request::fingerprint`].
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The URL to fetch; the constructors drop its fragment.
     pub url: Url,
+    /// The HTTP method: GET unless set.
     pub method: Method,
+    /// The request's own headers; the downloader adds its defaults (`User-Agent`,
+    /// `Accept-Encoding`) where these have none.
     pub headers: HeaderMap,
+    /// The request body; empty for none.
     pub body: Bytes,
     /// 0 for seeds; a link found on a page at depth `d` gets `d + 1` (Colly's rule).
     pub depth: u32,
+    /// Scheduling priority: higher is fetched first.
     pub priority: Priority,
     /// The page on which this request was found (the referrer).
     pub source: Option<Url>,
@@ -86,7 +100,10 @@ pub struct Request {
     pub retries: u32,
     /// The task (site) of a multi-site crawl this request belongs to.
     pub task: u32,
+    /// What the response is for: a page, a sitemap, or a page asked again.
     pub kind: RequestKind,
+    /// Data for whoever handles the response; kept across redirects, not passed on by
+    /// [`Request::follow`].
     pub data: UserData,
 }
 
@@ -142,6 +159,7 @@ impl Request {
         r
     }
 
+    /// Sets the priority, builder style.
     pub fn with_priority(mut self, priority: Priority) -> Self {
         self.priority = priority;
         self

@@ -14,8 +14,12 @@ use crate::Request;
 /// copy (the seeds' "multiple reader").
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The request that was fetched.
     pub request: Request,
+    /// The status code the server answered with.
     pub status: StatusCode,
+    /// The response headers as received (a `Content-Encoding` stays, though `body` is
+    /// decoded).
     pub headers: HeaderMap,
     /// The URL that answered.
     pub url: Url,
@@ -23,6 +27,8 @@ pub struct Response {
     pub body: Bytes,
     /// The body's character encoding as detected by [`crate::charset::detect`].
     pub encoding: &'static Encoding,
+    /// When the request was sent, by the wall clock (for an answer replayed from a cache, when
+    /// it was first fetched).
     pub fetched_at: SystemTime,
     /// From sending the request to the whole body read.
     pub elapsed: Duration,
@@ -41,6 +47,7 @@ pub struct Wire {
     /// `Accept-Encoding`, `Accept`) and the cookie jar's `Cookie`. Header order and case are
     /// the client's, not the wire's: the HTTP client does not say what it wrote.
     pub request_headers: HeaderMap,
+    /// The HTTP version the exchange used.
     pub version: http::Version,
     /// The server's address.
     pub remote: Option<std::net::SocketAddr>,
@@ -107,10 +114,13 @@ impl Response {
 /// Why a redirect cannot be followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadRedirect {
+    /// A 301, 302, 303, 307 or 308 (the status) without a `Location` header.
     #[error("{0} without a Location header")]
     NoLocation(u16),
+    /// A `Location` header that is not visible ASCII text.
     #[error("{0} with a Location header that is not text")]
     NotText(u16),
+    /// A `Location` that does not resolve to a URL against the URL that answered.
     #[error("{0} with a bad Location header: {1}")]
     Invalid(u16, url::ParseError),
 }

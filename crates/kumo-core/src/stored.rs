@@ -15,19 +15,29 @@ use crate::{Request, RequestKind, UserData};
 /// A request as stored in a queue or on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRequest {
+    /// The URL to fetch.
     pub url: Box<str>,
+    /// Link depth: 0 for seeds ([`Request::depth`]).
     pub depth: u32,
+    /// Scheduling priority: higher is fetched first.
     pub priority: i32,
+    /// Failed tries so far.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub retries: u32,
+    /// Redirects followed to reach it.
     #[serde(default, skip_serializing_if = "is_zero_u8")]
     pub redirects: u8,
+    /// The task (site) of a multi-site crawl it belongs to.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub task: u32,
+    /// The page it was found on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Box<str>>,
+    /// What the response is for.
     #[serde(default, skip_serializing_if = "is_page")]
     pub kind: RequestKind,
+    /// The rarely used parts; `None` for a plain GET without headers, body, redirect origin
+    /// or user data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<Box<StoredExtra>>,
     /// A retried request waits out its back-off until then (Unix milliseconds). Queue state,
@@ -39,14 +49,19 @@ pub struct StoredRequest {
 /// The parts most requests do not have.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StoredExtra {
+    /// The method; `None` for GET.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// Header names and raw values, in order; a name comes once per value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<(String, Vec<u8>)>,
+    /// The request body; empty for none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub body: Vec<u8>,
+    /// The URL whose redirect led to the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redirected_from: Option<String>,
+    /// The request's [`UserData`] as JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
 }
@@ -66,10 +81,18 @@ fn is_page(k: &RequestKind) -> bool {
 /// A stored request that cannot be turned back into a [`Request`] (corrupt or foreign data).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoredRequestError {
+    /// A stored URL (the request's, its source's or its redirect origin's) does not parse.
     #[error("stored URL {url:?} does not parse: {error}")]
-    Url { url: String, error: url::ParseError },
+    Url {
+        /// The URL as stored.
+        url: String,
+        /// Why it does not parse.
+        error: url::ParseError,
+    },
+    /// The stored method is not a valid HTTP method.
     #[error("stored method {0:?} is not an HTTP method")]
     Method(String),
+    /// A stored header's name or value is not valid; the error holds the name.
     #[error("stored header {0:?} is not a valid header")]
     Header(String),
 }

@@ -86,6 +86,7 @@ impl HttpCache {
         })
     }
 
+    /// The directory the answers are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -12,6 +12,7 @@ pub const DEFAULT_USER_AGENT: &str =
 /// Settings of one downloader instance.
 #[derive(Debug, Clone)]
 pub struct DownloaderConfig {
+    /// The `User-Agent` sent with a request that has none of its own.
     pub user_agent: UserAgent,
     /// Time allowed to establish a connection (TCP + TLS).
     pub connect_timeout: Duration,
@@ -84,6 +85,7 @@ impl ExtraRoots {
         reqwest::Certificate::from_pem_bundle(&self.0).unwrap_or_default()
     }
 
+    /// Whether no certificate was given (the default).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -15,6 +15,8 @@ const SHARE_OF_OPEN_FILES: u64 = 2;
 /// The least default bound, whatever the open-file limit says.
 const LEAST_DEFAULT: usize = 16;
 
+/// The bound on connections in use at once, shared (`Arc`) by the downloaders given it in
+/// [`DownloaderConfig::connections`](crate::DownloaderConfig::connections).
 #[derive(Debug)]
 pub struct ConnectionLimit {
     permits: Arc<Semaphore>,
@@ -41,6 +43,7 @@ impl ConnectionLimit {
         Some(Self::new(share.max(LEAST_DEFAULT)))
     }
 
+    /// The most connections in use at once.
     pub fn max(&self) -> usize {
         self.max
     }

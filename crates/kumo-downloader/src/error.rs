@@ -15,8 +15,11 @@ pub struct BuildError(pub String);
 /// recorded: a failed fetch never loses its request.
 #[derive(Debug)]
 pub struct FetchError {
+    /// What kind of failure it was.
     pub kind: ErrorKind,
+    /// What happened, for people, with its causes.
     pub message: String,
+    /// The request that failed, to be retried or recorded.
     pub request: Box<Request>,
     /// The downloader that failed, when one did.
     pub module: Option<ModuleId>,
@@ -33,6 +36,8 @@ pub struct FetchError {
 }
 
 impl FetchError {
+    /// A failure of `kind` for `request`, with nothing more known: no module, status,
+    /// partial answer or retry limit.
     pub fn new(kind: ErrorKind, message: impl Into<String>, request: Request) -> Self {
         FetchError {
             kind,
@@ -45,14 +50,17 @@ impl FetchError {
         }
     }
 
+    /// Whether the fetch ran out of time (a body slower than the minimum rate too).
     pub fn is_timeout(&self) -> bool {
         self.kind == ErrorKind::Timeout
     }
 
+    /// Whether no connection could be made (with the system's resolver, a failed lookup too).
     pub fn is_connect(&self) -> bool {
         self.kind == ErrorKind::Connect
     }
 
+    /// Whether the body was over the cap (by its `Content-Length`, or once decoded).
     pub fn is_too_large(&self) -> bool {
         self.kind == ErrorKind::TooLarge
     }

@@ -75,14 +75,17 @@ impl Downloader {
         Ok(Downloader { id, client, cfg, counters: ModuleCounters::default(), jar })
     }
 
+    /// Its module ID: `D{serial}`, with the proxy's address when it has one.
     pub fn id(&self) -> &ModuleId {
         &self.id
     }
 
+    /// Counters of its fetches: made, under way, and completed without error.
     pub fn counters(&self) -> &ModuleCounters {
         &self.counters
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &DownloaderConfig {
         &self.cfg
     }

@@ -9,6 +9,8 @@
 //! Redirects are deliberately not followed here: the crawler turns a 3xx into a new request
 //! so that every hop is checked against scope, de-duplication and politeness.
 
+#![warn(missing_docs)]
+
 mod cache;
 mod config;
 mod connections;

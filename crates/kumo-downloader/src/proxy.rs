@@ -9,14 +9,30 @@ pub const PROXY_SCHEMES: [&str; 4] = ["http", "https", "socks5", "socks5h"];
 /// Why a proxy URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProxyError {
+    /// The text does not parse as a URL.
     #[error("proxy {url:?}: not a URL ({reason})")]
-    NotAUrl { url: String, reason: String },
+    NotAUrl {
+        /// The proxy as given.
+        url: String,
+        /// What the URL parser found wrong.
+        reason: String,
+    },
+    /// A scheme not in [`PROXY_SCHEMES`]: the client would quietly connect directly.
     #[error(
         "proxy {url:?}: the scheme {scheme}:// is not supported (use http://, https://, socks5:// or socks5h://)"
     )]
-    Scheme { url: String, scheme: String },
+    Scheme {
+        /// The proxy as given.
+        url: String,
+        /// The scheme it has, without `://`.
+        scheme: String,
+    },
+    /// A URL without a host, or with an empty one.
     #[error("proxy {url:?}: no host")]
-    NoHost { url: String },
+    NoHost {
+        /// The proxy as given.
+        url: String,
+    },
 }
 
 /// `url` parsed, if it is a proxy the client can use.

@@ -9,6 +9,8 @@ use kumo_core::{Request, Response};
 
 use crate::{Downloader, FetchError};
 
+/// What fetches a page by running it (a browser), for the requests the engine's render rules
+/// pick.
 #[async_trait::async_trait]
 pub trait Renderer: Send + Sync {
     /// Renders `req`'s page. `via` is the downloader the crawl picked for it: its User-Agent
@@ -80,9 +82,11 @@ pub struct RenderConfig {
     /// The most a page may take, from opening its tab to reading its DOM. One that takes
     /// longer fails as a timeout, and is retried as any failed fetch.
     pub page_timeout: Duration,
+    /// When a page is read ([`Wait::Load`] by default).
     pub wait: Wait,
     /// The longest [`Wait::NetworkIdle`] waits after `load`.
     pub idle_cap: Duration,
+    /// What a page's own requests may not load (images, fonts and media by default).
     pub block: Block,
     /// Pages one browser renders before a fresh one takes over (a browser's memory grows with
     /// the pages it has shown).

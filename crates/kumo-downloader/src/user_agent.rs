@@ -10,10 +10,14 @@ use crate::DEFAULT_USER_AGENT;
 /// How requests are identified.
 #[derive(Debug)]
 pub enum UserAgent {
+    /// This string on every request (kumo's own by default).
     Fixed(String),
     /// The list in turn, one per request.
     Rotate {
+        /// The strings, in order; must not be empty (a request would panic), which
+        /// [`UserAgent::rotate`] makes sure of.
         list: Vec<String>,
+        /// Strings handed out so far: the next is `list[next % list.len()]`.
         next: AtomicUsize,
     },
     /// A plausible desktop browser string, new for each request.

@@ -12,6 +12,7 @@ use kumo_core::{ErrorKind, Item, Request, Response};
 pub struct Analysis {
     /// Candidate requests (the engine checks scope and de-duplicates them).
     pub requests: Vec<Request>,
+    /// Records found on the page; they reach the pipeline once the page is committed.
     pub items: Vec<Item>,
     /// Problems that did not stop the analysis (malformed markup, unparseable links).
     pub issues: Vec<String>,
@@ -27,11 +28,14 @@ pub struct Analysis {
 pub struct ScriptFailure {
     /// The hook (`item`, `rewrite`, ...), or `script` for the script as a whole.
     pub hook: &'static str,
+    /// What went wrong; the page's first failure names its `script` failure.
     pub message: String,
 }
 
 /// Turns responses into requests and items. Called concurrently from several parser tasks.
 pub trait Analyzer: Send + Sync {
+    /// What one response holds. Every response comes here but those whose status is retried
+    /// (429 and some 5xx), successful sitemaps, and pages a re-crawl finds unchanged.
     fn analyze(&self, response: &Response) -> Analysis;
 
     /// Whether [`Analyzer::steer_link`] does anything (the engine skips it otherwise).

@@ -11,21 +11,28 @@ use crate::{AutoThrottle, RobotsConfig};
 /// Everything a crawl needs to know, except where its state and output live.
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {
+    /// Start URLs: http or https, with a host ([`CrawlConfig::check`] refuses others).
     pub seeds: Vec<Url>,
     /// Sitemaps (or sitemap indexes) whose pages seed the crawl.
     pub sitemaps: Vec<Url>,
     /// Also read the `Sitemap:` lines of every robots.txt fetched.
     pub robots_sitemaps: bool,
+    /// Which links are followed: domains, depth, URL patterns, trap limits.
     pub scope: ScopeConfig,
+    /// How URLs are normalized for their fingerprints, which de-duplication compares.
     pub canonical: CanonicalOptions,
+    /// Whether a URL found again from another page counts as new.
     pub dedup: DedupMode,
     /// Requests being downloaded at once (all hosts together).
     pub concurrency: usize,
     /// Parser (analyzer) tasks; 0 means one per CPU.
     pub parsers: usize,
+    /// Per-host delays and parallelism (a default and rules by host), per-IP gating, page
+    /// budgets.
     pub politeness: Politeness,
     /// Each host's delay follows its latency (Scrapy's AutoThrottle); off by default.
     pub auto_throttle: Option<AutoThrottle>,
+    /// The HTTP client's settings; each proxy's downloader gets a copy with its proxy.
     pub downloader: DownloaderConfig,
     /// Archive every exchange as WARC records (`--warc DIR`): the downloaders then record
     /// what went over the wire, and each commit appends its pages' records first.
@@ -66,6 +73,7 @@ pub struct CrawlConfig {
     /// to this, and so are pauses kept from an earlier run when the crawl starts. 0: no
     /// answer pauses a host.
     pub max_host_pause: Duration,
+    /// Whether robots.txt is obeyed, and how its answers are cached and waited for.
     pub robots: RobotsConfig,
     /// Errors kept for a slow reader of the error stream before new ones are dropped (and
     /// counted).
@@ -139,24 +147,34 @@ impl Default for CrawlConfig {
 /// A setting the engine refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// Neither a start URL nor a sitemap.
     #[error("no start URL or sitemap given")]
     NoSeeds,
+    /// A start URL or sitemap (the value) whose scheme is not http or https.
     #[error("start URL {0} is not http or https")]
     SeedScheme(String),
+    /// A start URL or sitemap (the value) without a host.
     #[error("start URL {0} has no host")]
     SeedHost(String),
+    /// `concurrency` is 0.
     #[error("concurrency must be at least 1")]
     Concurrency,
+    /// Per-IP politeness with a proxy, crawl-wide or named by a limit rule.
     #[error(
         "per-IP politeness (per_ip, ip_delay) needs direct connections; through a proxy, the proxy resolves names"
     )]
     PerIpProxy,
+    /// The default policy or a host rule allows 0 requests at once.
     #[error("per-host parallelism must be at least 1")]
     Parallelism,
+    /// The downloader's `max_body_bytes` is 0.
     #[error("the body size cap must be at least 1 byte")]
     BodyCap,
+    /// A bad scope setting, with why. The engine itself never returns it: scope settings
+    /// fail as [`EngineError::Scope`](crate::EngineError::Scope).
     #[error("scope: {0}")]
     Scope(String),
+    /// A bad [`AutoThrottle`] setting, with why.
     #[error("auto-throttle: {0}")]
     AutoThrottle(String),
 }

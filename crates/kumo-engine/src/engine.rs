@@ -36,26 +36,39 @@ pub enum StopMode {
 /// Why the engine refused a call.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The engine's status does not allow the call (see
+    /// [`check_transition`](crate::check_transition)).
     #[error(transparent)]
     Transition(#[from] TransitionError),
     // The cause is in the message and is not also the error's source: callers that print an
     // error with its sources (`{:#}` with anyhow) would otherwise say it twice.
+    /// [`CrawlConfig::check`] refused the settings.
     #[error("bad crawl settings: {0}")]
     Config(ConfigError),
+    /// The scope settings do not build (a bad pattern, say).
     #[error("bad scope settings: {0}")]
     Scope(ScopeError),
+    /// A downloader (or the crawl's DNS resolver) could not be built.
     #[error(transparent)]
     Downloader(#[from] BuildError),
+    /// The frontier failed while a run was being started (queueing the seeds, reading what
+    /// it kept).
     #[error("frontier: {0}")]
     Frontier(FrontierError),
+    /// No run to wait for ([`Engine::wait`] before a start, or twice), or no crawl built to
+    /// start.
     #[error("the engine is not running")]
     NotRunning,
+    /// The outputs could not be opened, or resumed from the item journal, at the first start.
     #[error("cannot open the outputs: {0}")]
     Pipeline(String),
+    /// The cookie storage could not be read into the crawl's jar.
     #[error(transparent)]
     Cookies(#[from] CookieStorageError),
+    /// The DNS answer storage could not be read.
     #[error(transparent)]
     Answers(#[from] AnswerStorageError),
+    /// The WARC files could not be opened, or cut back to the last commit.
     #[error("cannot open the WARC output: {0}")]
     Archive(String),
     /// [`Engine::init_with_analyzers`] was given no analyzer.
@@ -135,14 +148,17 @@ pub struct Pauser {
 }
 
 impl Pauser {
+    /// Stops handing out requests; pausing a paused engine does nothing.
     pub fn pause(&self) {
         self.tx.send_replace(true);
     }
 
+    /// Hands out requests again.
     pub fn resume(&self) {
         self.tx.send_replace(false);
     }
 
+    /// Whether a pause was asked for and not yet undone.
     pub fn is_paused(&self) -> bool {
         *self.tx.borrow()
     }
@@ -180,6 +196,7 @@ impl Default for Engine {
 }
 
 impl Engine {
+    /// An engine in `uninitialized` status: give it a crawl with [`Engine::init`].
     pub fn new() -> Self {
         let (stop_tx, _) = watch::channel(None);
         Engine {
@@ -242,6 +259,7 @@ impl Engine {
         self
     }
 
+    /// The engine's status now.
     pub fn status(&self) -> Status {
         self.status.get()
     }
@@ -410,14 +428,17 @@ impl Engine {
         self.registrar.clone()
     }
 
+    /// The live counters of the crawl. Each `init` makes new ones: take them after it.
     pub fn progress(&self) -> Arc<Progress> {
         self.progress.clone()
     }
 
+    /// A handle that stops this engine's runs, this one and those after it.
     pub fn stopper(&self) -> Stopper {
         Stopper { status: self.status.clone(), tx: self.stop_tx.clone() }
     }
 
+    /// A handle that pauses and resumes this engine, whatever run is under way.
     pub fn pauser(&self) -> Pauser {
         Pauser { tx: self.pause_tx.clone() }
     }

@@ -15,10 +15,15 @@ use crate::buffers::{Gauge, Gauged};
 #[derive(Debug, Clone, Serialize, thiserror::Error)]
 #[error("{stage} error ({kind}){}: {message}", url.as_deref().map(|u| format!(" at {u}")).unwrap_or_default())]
 pub struct CrawlError {
+    /// The stage it happened in.
     pub stage: Stage,
+    /// What went wrong, as the summary counts it (`stage:kind`).
     pub kind: ErrorKind,
+    /// The downloader or analyzer it happened in, when one did.
     pub module: Option<ModuleId>,
+    /// The URL of the request or response concerned, when there is one.
     pub url: Option<String>,
+    /// What happened, in words.
     pub message: String,
 }
 
@@ -30,6 +35,7 @@ pub struct ErrorStream {
 }
 
 impl ErrorStream {
+    /// A stream that holds up to `buffer` errors (at least 1) for its reader, and the reader.
     pub fn new(buffer: usize) -> (Self, mpsc::Receiver<CrawlError>) {
         let (tx, rx) = mpsc::channel(buffer.max(1));
         (ErrorStream { tx: Gauged::new("errors", tx), dropped: AtomicU64::new(0) }, rx)
@@ -42,6 +48,7 @@ impl ErrorStream {
         }
     }
 
+    /// Errors dropped so far because the stream was full or its reader gone.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }

@@ -14,7 +14,9 @@ pub struct Histogram {
     /// `counts[i]` observations fell at most `LATENCY_BOUNDS[i]` seconds (and above the bound
     /// before); the last, above every bound.
     pub counts: [u64; LATENCY_BOUNDS.len() + 1],
+    /// The observations added up, in seconds.
     pub sum_secs: f64,
+    /// Observations, every bucket's together.
     pub count: u64,
 }
 
@@ -25,6 +27,7 @@ impl Default for Histogram {
 }
 
 impl Histogram {
+    /// Counts `d` in its bucket.
     pub fn observe(&mut self, d: Duration) {
         let secs = d.as_secs_f64();
         let i = LATENCY_BOUNDS.iter().position(|&b| secs <= b).unwrap_or(LATENCY_BOUNDS.len());

@@ -18,6 +18,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analyze;
 mod analyzer_registrar;
 mod archive;

@@ -25,12 +25,23 @@ use crate::{CrawlError, Summary};
 
 /// A crawl observer. All methods default to doing nothing.
 pub trait Listener: Send + Sync {
+    /// Before each fetch of a leased request (pages and sitemaps, retries included; not
+    /// robots.txt).
     fn before_fetch(&self, _request: &Request) {}
+    /// For each response received, any status, before it is analyzed.
     fn after_fetch(&self, _response: &Response) {}
+    /// After the analysis of `page`, with its links that passed scope (and the analyzer's
+    /// [`steer_link`](crate::Analyzer::steer_link)), before the frontier's seen check.
     fn links_found(&self, _page: &Request, _admitted: &[Request]) {}
+    /// When the analysis of a response produced at least one item.
     fn target_page(&self, _response: &Response) {}
+    /// For each item, once the frontier has committed its page, before it goes to the
+    /// pipeline.
     fn item(&self, _item: &Item) {}
+    /// For each failed fetch, each request given up after retryable statuses, and each error
+    /// met while analyzing a page (storage errors are not reported here).
     fn error(&self, _error: &CrawlError) {}
+    /// Once per run, at its end, with its summary.
     fn finish(&self, _summary: &Summary) {}
 }
 
@@ -45,10 +56,12 @@ impl fmt::Debug for Listeners {
 }
 
 impl Listeners {
+    /// Adds `l`, called after those already there.
     pub fn push(&mut self, l: Arc<dyn Listener>) {
         self.0.push(l);
     }
 
+    /// Whether there is no listener.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -18,8 +18,13 @@ pub const LIVE_FAILURES: usize = 20;
 /// One publication.
 #[derive(Debug, Clone, Serialize)]
 pub struct Live {
+    /// The run's summary so far (its `status` `started`), or its last one once it ended.
     pub summary: Summary,
+    /// The hosts worth showing: paused ones first, then the most queued, at most
+    /// [`LIVE_HOSTS`].
     pub hosts: Vec<LiveHost>,
+    /// The last requests recorded as failed, newest first, at most [`LIVE_FAILURES`]; those
+    /// queued again since are left out.
     pub recent_failures: Vec<FailureRecord>,
     /// With workers sharing the crawl (`--redis`): the whole crawl's counts, beside this
     /// worker's own in `summary`.
@@ -31,12 +36,19 @@ pub struct Live {
 /// included; each worker's lag by at most its last commit).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CrawlTotals {
+    /// Workers that have saved counters, those that left included.
     pub workers: usize,
+    /// Responses received (any status).
     pub pages: u64,
+    /// Body bytes received, after decoding.
     pub bytes: u64,
+    /// Items of committed pages.
     pub items: u64,
+    /// Fetches tried again.
     pub retries: u64,
+    /// Requests given up for good.
     pub failed: u64,
+    /// Errors counted, every stage and kind together.
     pub errors: u64,
 }
 
@@ -63,10 +75,15 @@ pub(crate) async fn crawl_totals(frontier: &dyn kumo_frontier::Frontier) -> Opti
 /// A host as the status shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct LiveHost {
+    /// The host as the frontier keys it: `host[:port]`.
     pub host: String,
+    /// Requests queued, those backing off included.
     pub queued: usize,
+    /// Retried requests waiting out their back-off.
     pub backing_off: usize,
+    /// The host's delay: the largest of its rule's, its Crawl-delay and its learned delay.
     pub delay: Duration,
+    /// How much longer its server asked it to wait, if it is paused.
     pub paused_for: Option<Duration>,
 }
 

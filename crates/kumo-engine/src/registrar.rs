@@ -101,6 +101,7 @@ pub(crate) fn lowest<'a, T: 'a>(
 
 /// One registered downloader.
 pub struct Registered {
+    /// The downloader the requests picked for it go to.
     pub downloader: Downloader,
     recent_errors: RecentErrors,
     /// Takes requests whose rule names no proxy.
@@ -124,6 +125,7 @@ impl Registered {
         self.general
     }
 
+    /// What the score sees of it now: its counters and its decayed recent errors.
     pub fn load(&self) -> ModuleLoad {
         ModuleLoad { counts: self.downloader.counters().snapshot(), recent_errors: self.recent_errors.now() }
     }
@@ -132,12 +134,17 @@ impl Registered {
 /// Why a registrar call was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistrarError {
+    /// No active downloader has this ID.
     #[error("no downloader {0} is registered")]
     Unknown(String),
+    /// This downloader is the last general one, which requests of rules naming no proxy need.
     #[error("{0} is the last downloader; a crawl needs one")]
     Last(String),
+    /// An active downloader already has this ID.
     #[error("a downloader {0} is already registered")]
     Duplicate(String),
+    /// This downloader (the first value) is the last one through the proxies a limit rule
+    /// names (the second, joined by commas).
     #[error("{0} is the last downloader for the proxies {1}, which a limit rule names")]
     LastForRule(String, String),
 }

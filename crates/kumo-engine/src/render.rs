@@ -11,6 +11,7 @@ use kumo_frontier::{ScopeError, UrlPattern, UrlPatterns};
 /// A renderer and the URLs it takes.
 #[derive(Clone)]
 pub struct Rendering {
+    /// What fetches the pages taken; closed when each run ends (the next starts it again).
     pub renderer: Arc<dyn Renderer>,
     /// Only pages whose URL matches one of these; none: every page.
     only: Arc<UrlPatterns>,

@@ -9,7 +9,9 @@ use url::Url;
 /// A rule: pages whose URL the regex finds a match in are re-visited every `every`.
 #[derive(Debug, Clone)]
 pub struct RevisitRule {
+    /// Looked for anywhere in the URL (not anchored unless it says `^` or `$`).
     pub pattern: regex::Regex,
+    /// The matching pages' interval; with [`Adaptive`], the one they start from.
     pub every: Duration,
 }
 
@@ -17,7 +19,9 @@ pub struct RevisitRule {
 /// none, kept within `min..=max`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Adaptive {
+    /// The shortest interval (above 0).
     pub min: Duration,
+    /// The longest interval.
     pub max: Duration,
     /// At most 0.4: larger steps make the interval swing (Nutch's warning).
     pub rate: f64,
@@ -49,6 +53,7 @@ pub struct RevisitPolicy {
     pub rules: Vec<RevisitRule>,
     /// For pages no rule matches.
     pub every: Duration,
+    /// Moves each page's interval by what its visits find; `None`: the rules' intervals hold.
     pub adaptive: Option<Adaptive>,
 }
 
@@ -58,7 +63,12 @@ pub enum Visit {
     /// Its first fetch.
     First,
     /// Asked again with the interval it had; `changed`: another body came.
-    Again { interval: Duration, changed: bool },
+    Again {
+        /// The interval the page had; zero when none was recorded (it starts from its rule's).
+        interval: Duration,
+        /// Its body differs from the last visit's.
+        changed: bool,
+    },
 }
 
 impl RevisitPolicy {

@@ -79,9 +79,13 @@ impl Default for RobotsConfig {
 /// robots.txt counts for the summary.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct RobotsStats {
+    /// robots.txt requests sent, redirects and a too-large file's second, ranged ask included.
     pub fetched: u64,
+    /// Requests robots.txt disallowed.
     pub disallowed: u64,
+    /// robots.txt fetches that got no answer, or one neither 2xx nor 4xx (a 5xx, say).
     pub unavailable: u64,
+    /// Crawl-delays above [`RobotsConfig::max_crawl_delay`], cut to it.
     pub crawl_delay_capped: u64,
 }
 

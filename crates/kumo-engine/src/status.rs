@@ -20,16 +20,25 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// New: no crawl given yet.
     Uninitialized,
+    /// [`Engine::init`](crate::Engine::init) is checking the settings and building the modules.
     Initializing,
+    /// Ready to start.
     Initialized,
+    /// [`Engine::start`](crate::Engine::start) is opening the outputs and queueing the seeds.
     Starting,
+    /// Running, paused or not.
     Started,
+    /// Winding down: a stop was asked for, or the run ended and its stages are closing.
     Stopping,
+    /// The run is over: the engine may start again (resuming from its frontier) or be
+    /// initialized anew.
     Stopped,
 }
 
 impl Status {
+    /// Every status, in the order a run goes through them.
     pub const ALL: [Status; 7] = [
         Status::Uninitialized,
         Status::Initializing,
@@ -40,6 +49,7 @@ impl Status {
         Status::Stopped,
     ];
 
+    /// Its name, as shown and serialized (`started`).
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Uninitialized => "uninitialized",
@@ -63,8 +73,11 @@ impl fmt::Display for Status {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot go from {from} to {wanted}: {reason}")]
 pub struct TransitionError {
+    /// The status the engine was in.
     pub from: Status,
+    /// The status the call asked for.
     pub wanted: Status,
+    /// Why it was refused.
     pub reason: &'static str,
 }
 
@@ -108,6 +121,7 @@ impl Default for StatusCell {
 }
 
 impl StatusCell {
+    /// The status now.
     pub fn get(&self) -> Status {
         *self.0.lock().unwrap_or_else(|e| e.into_inner())
     }

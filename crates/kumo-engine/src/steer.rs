@@ -11,8 +11,10 @@ use tokio::sync::{mpsc, oneshot};
 /// Why a request to the scheduler got no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum SteerError {
+    /// No run is under way, or it ended before it answered.
     #[error("the crawl is not running")]
     NotRunning,
+    /// The frontier failed to carry the request out.
     #[error(transparent)]
     Frontier(#[from] FrontierError),
 }

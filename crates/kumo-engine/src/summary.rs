@@ -13,14 +13,21 @@ use crate::{RobotsStats, Status};
 /// Live numbers for a progress display, updated by the engine as it goes.
 #[derive(Debug, Default)]
 pub struct Progress {
+    /// Responses received, those of the runs this one resumed included.
     pub pages: AtomicU64,
+    /// Requests queued in the frontier, as of its last commit (or the seeds).
     pub queued: AtomicU64,
+    /// Requests handed to the downloaders whose results the scheduler has not taken yet.
     pub in_flight: AtomicU64,
+    /// Errors counted since `init`: failed fetches, errors met analyzing pages, storage
+    /// failures.
     pub errors: AtomicU64,
+    /// Items found on the pages handled so far, those of the runs this one resumed included.
     pub items: AtomicU64,
 }
 
 impl Progress {
+    /// Reads one of the counters: `Progress::get(&progress.pages)`.
     pub fn get(v: &AtomicU64) -> u64 {
         v.load(Ordering::Relaxed)
     }
@@ -32,8 +39,11 @@ impl Progress {
 pub enum StopCause {
     /// Nothing left to fetch and nothing in flight.
     Drained,
+    /// The page limit (`max_pages`) was reached.
     MaxPages,
+    /// The items committed fill what the run may write (`max_items`).
     MaxItems,
+    /// The run lasted `max_duration`.
     MaxDuration,
     /// `max_errors` errors were counted.
     MaxErrors,
@@ -49,6 +59,7 @@ pub enum StopCause {
 }
 
 impl StopCause {
+    /// Its name, as shown and serialized (`max-pages`).
     pub fn as_str(self) -> &'static str {
         match self {
             StopCause::Drained => "drained",
@@ -73,17 +84,24 @@ impl fmt::Display for StopCause {
 /// The modules of the crawl, by kind.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Modules {
+    /// The downloaders, those unregistered included, in ID order.
     pub downloaders: Vec<ModuleSummary>,
+    /// The registered analyzers.
     pub analyzers: Vec<ModuleSummary>,
+    /// The pipeline; empty in the summaries published while the run goes on.
     pub pipelines: Vec<ModuleSummary>,
 }
 
 /// The end-of-crawl report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// `stopped` at the end; `started` in the summaries published while the run goes on.
     pub status: Status,
+    /// Why the run ended; while it goes on, the stop under way if any, else `drained`.
     pub stopped_by: StopCause,
+    /// The start URLs (not the sitemaps).
     pub seeds: Vec<String>,
+    /// How long this run took (so far, while it goes on), in seconds.
     pub elapsed_secs: f64,
     /// Responses received (any status), by this run and the runs it resumed.
     pub pages: u64,
@@ -91,11 +109,14 @@ pub struct Summary {
     pub pages_this_run: u64,
     /// This run's pages per second.
     pub pages_per_sec: f64,
+    /// Body bytes received, after decoding, by this run and the runs it resumed.
     pub bytes: u64,
     /// Items written (given to the outputs), by this run and the runs it resumed; while the
     /// run goes on, the items committed so far.
     pub items: u64,
+    /// Responses by HTTP status, those retried included.
     pub by_status: BTreeMap<u16, u64>,
+    /// Links not followed and requests not fetched, by reason.
     pub skipped: BTreeMap<SkipReason, u64>,
     /// Errors by `stage:kind`.
     pub errors: BTreeMap<String, u64>,
@@ -103,6 +124,7 @@ pub struct Summary {
     pub script_errors: BTreeMap<String, u64>,
     /// Errors not delivered on the error stream because nobody read it fast enough.
     pub errors_dropped: u64,
+    /// Fetches tried again, by this run and the runs it resumed.
     pub retries: u64,
     /// Requests that failed for good (after their retries).
     pub failed: u64,
@@ -123,6 +145,7 @@ pub struct Summary {
     /// What the hosts came to, when the frontier counts them (at the end, and while watched).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<kumo_frontier::HostFigures>,
+    /// robots.txt fetches and what they came to, since the engine's `init`.
     pub robots: RobotsStats,
     /// URL shapes (digits as `#`, query values dropped) with so many pages fetched by this
     /// process that they may be spider traps (see `CrawlConfig::trap_warn_pages`), each with
@@ -144,6 +167,7 @@ pub struct Summary {
     /// The process's peak resident memory when the run ended, in bytes (0 where the system
     /// does not say: Linux's `/proc` does).
     pub peak_memory_bytes: u64,
+    /// The downloaders, analyzers and pipeline, with their counters.
     pub modules: Modules,
     /// The buffers between the stages (`buffers.rs`): where a crawl's work waits.
     pub buffers: Vec<crate::BufferStats>,

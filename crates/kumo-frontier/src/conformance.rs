@@ -4,7 +4,6 @@
 //! for the given settings. Each check panics with a message naming the broken property.
 //! Timing checks only assert lower bounds (a delay was at least honored), never upper ones.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Url};
@@ -12,20 +11,23 @@ use kumo_core::{CanonicalOptions, DedupMode, ErrorKind, Fingerprint, Request, Ur
 mod budget;
 mod inspect;
 mod per_ip;
+mod rate_limits;
 
 pub use budget::{a_domain_queues_its_budget, a_host_queues_its_budget, run_budgets};
 pub use inspect::{failures_are_recorded, failures_are_requeued, host_queue_shows_what_goes_next};
 pub use per_ip::{an_address_spaces_its_names, names_on_one_address_share_its_slot, run_per_ip};
+pub use rate_limits::{rate_limited, rate_limits_per_host};
 
 use crate::{
-    Completion, FailureRecord, Frontier, HostAdjustment, HostPolicy, HostRule, LeaseId, Politeness,
-    RateLimit, Readiness,
+    Completion, FailureRecord, Frontier, HostAdjustment, HostPolicy, HostRule, LeaseId, Politeness, Readiness,
 };
 
 /// What a backend under test must be built with.
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
+    /// The per-host rules.
     pub politeness: Politeness,
+    /// How long a lease lasts before its request comes back.
     pub lease_ttl: Duration,
 }
 
@@ -114,6 +116,7 @@ async fn done(f: &impl Frontier, id: LeaseId) {
     f.complete(vec![Completion::Done { lease: id, discovered: vec![], page: None }]).await.expect("complete");
 }
 
+/// A URL repeated within a push, or seen in an earlier one, is queued once.
 pub async fn dedup_on_push(f: &impl Frontier) {
     let r = f.push(vec![req("http://a.test/1", 0), req("http://a.test/1#frag", 0)]).await.expect("push");
     assert_eq!((r.added, r.seen), (1, 1), "a repeated URL within one push is queued once");
@@ -122,6 +125,7 @@ pub async fn dedup_on_push(f: &impl Frontier) {
     assert_eq!(f.stats().await.expect("stats").queued, 2);
 }
 
+/// Leases go best priority first, first come first within a priority.
 pub async fn priority_order(f: &impl Frontier) {
     let prios = [0, 5, -3, 5, 10, 7];
     let batch = prios.iter().enumerate().map(|(i, p)| req(&format!("http://a.test/{i}"), *p)).collect();
@@ -138,6 +142,7 @@ pub async fn priority_order(f: &impl Frontier) {
     assert_eq!(got, want, "best priority first, first-come within a level");
 }
 
+/// A leased request stays out until completed, then is gone: the frontier drains.
 pub async fn ack_drains(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0), req("http://b.test/1", 0)]).await.expect("push");
     let leases = lease_all(f).await;
@@ -152,6 +157,7 @@ pub async fn ack_drains(f: &impl Frontier) {
     assert_eq!(f.readiness().await.expect("readiness"), Readiness::Empty);
 }
 
+/// A retried request is queued again, its retry count grown.
 pub async fn retry_returns_the_request(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
@@ -243,6 +249,7 @@ pub async fn pauses_are_listed_capped_and_lifted(f: &impl Frontier) {
     assert_eq!(paused(&f.hosts().await.expect("hosts"), "a.test"), None);
 }
 
+/// Completing a lease twice is an error.
 pub async fn unknown_lease_is_an_error(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
@@ -251,6 +258,7 @@ pub async fn unknown_lease_is_an_error(f: &impl Frontier) {
     assert!(second.is_err(), "completing a lease twice is refused");
 }
 
+/// A completion's discoveries go through the seen set.
 pub async fn discoveries_are_seen_checked(f: &impl Frontier) {
     f.push(vec![req("http://a.test/", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
@@ -263,6 +271,7 @@ pub async fn discoveries_are_seen_checked(f: &impl Frontier) {
     assert_eq!(f.stats().await.expect("stats").queued, 1);
 }
 
+/// A host at its parallelism waits for a completion. Needs parallelism 1.
 pub async fn parallelism_per_host(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://b.test/1", 0)])
         .await
@@ -309,6 +318,7 @@ pub async fn released_leases_free_their_slot(f: &impl Frontier) {
     assert!(f.stats().await.expect("stats").is_drained());
 }
 
+/// A host's delay holds its next request. Needs the rules [`run_all`] gives it.
 pub async fn delay_per_host(f: &impl Frontier) {
     f.push(vec![
         req("http://slow.test/1", 0),
@@ -342,6 +352,7 @@ pub async fn delay_per_host(f: &impl Frontier) {
     assert!(start.elapsed() >= Duration::from_millis(150), "the delay was honored");
 }
 
+/// A lease never completed comes back after its time-to-live. Needs one under 120 ms.
 pub async fn expired_leases_come_back(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
@@ -357,6 +368,7 @@ pub async fn expired_leases_come_back(f: &impl Frontier) {
     assert!(f.stats().await.expect("stats").is_drained());
 }
 
+/// A deferred request is queued again without counting an attempt.
 pub async fn defer_keeps_the_retry_count(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");
@@ -366,6 +378,7 @@ pub async fn defer_keeps_the_retry_count(f: &impl Frontier) {
     assert_eq!(again[0].request.retries, 0, "a deferral is not an attempt");
 }
 
+/// A paused host hands out nothing until its pause ends; a raised delay holds the next request.
 pub async fn adjust_host_pauses_and_slows(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0), req("http://a.test/2", 0), req("http://b.test/1", 0)])
         .await
@@ -459,112 +472,6 @@ pub async fn learned_delay_goes_down_and_up(f: &impl Frontier) {
         ],
         "what was learned, clamped to the rule's delay"
     );
-}
-
-/// The rules [`rate_limits_per_host`] expects: `a.rate.test` (glob) at 4 per 100 ms and 6 per
-/// 400 ms, `b.rate.test` (regex) at 3 per 20 ms, every other host unlimited.
-pub fn rate_limited() -> Politeness {
-    let open = HostPolicy { parallelism: 1000, ..Default::default() };
-    Politeness {
-        default: open,
-        rules: vec![
-            HostRule::new("a.rate.test", open)
-                .expect("glob")
-                .with_rate_limits([RateLimit::new(4, A_SHORT), RateLimit::new(6, A_LONG)]),
-            HostRule::regex(r"^b\.rate\.test(:\d+)?$", open)
-                .expect("regex")
-                .with_rate_limit(RateLimit::new(3, B_WINDOW)),
-        ],
-        ..Default::default()
-    }
-}
-
-const A_SHORT: Duration = Duration::from_millis(100);
-const A_LONG: Duration = Duration::from_millis(400);
-const B_WINDOW: Duration = Duration::from_millis(20);
-
-/// Rate limits over several windows, from the lease timestamps: no window ever holds more than
-/// its `max` leases, each host keeps to its own rule only, and a host without limits is not
-/// held back. Leases are completed at once, so only the rate limits can hold a host. Needs the
-/// backend built with [`rate_limited`].
-pub async fn rate_limits_per_host(f: &impl Frontier) {
-    let mut batch = Vec::new();
-    for i in 0..10 {
-        batch.push(req(&format!("http://a.rate.test/{i}"), 0));
-    }
-    for i in 0..12 {
-        batch.push(req(&format!("http://b.rate.test/{i}"), 0));
-    }
-    for i in 0..5 {
-        batch.push(req(&format!("http://free.test/{i}"), 0));
-    }
-    f.push(batch).await.expect("push");
-    // Per host, for each lease in hand-out order: the instants just before and just after the
-    // lease call, which bracket the instant the backend handed it out.
-    let mut seen: HashMap<String, Vec<(Instant, Instant)>> = HashMap::new();
-    let start = Instant::now();
-    let mut first = true;
-    // Bounded by count and by time: the schedule needs about 0.4 s.
-    for _ in 0..2_000 {
-        if start.elapsed() > Duration::from_secs(10) {
-            break;
-        }
-        let before = Instant::now();
-        let leases = lease_all(f).await;
-        let after = Instant::now();
-        if first {
-            let count = |h: &str| leases.iter().filter(|l| l.request.url.host_str() == Some(h)).count();
-            assert_eq!(
-                (count("a.rate.test"), count("b.rate.test"), count("free.test")),
-                (4, 3, 5),
-                "a first burst of each host's smallest max; an unlimited host gives everything"
-            );
-            first = false;
-        }
-        for l in &leases {
-            let host = l.request.url.host_str().unwrap_or("").to_string();
-            seen.entry(host).or_default().push((before, after));
-            done(f, l.id).await;
-        }
-        match f.readiness().await.expect("readiness") {
-            Readiness::Empty => break,
-            Readiness::Now => {}
-            Readiness::At(at) => {
-                let now = Instant::now();
-                assert!(at > before, "a throttled host is parked until a token frees, not polled");
-                tokio::time::sleep(at.saturating_duration_since(now).min(Duration::from_millis(50))).await;
-            }
-            Readiness::Blocked => panic!("leases were completed at once, nothing can be blocked"),
-        }
-    }
-    let n = |h: &str| seen.get(h).map_or(0, Vec::len);
-    assert_eq!(
-        (n("a.rate.test"), n("b.rate.test"), n("free.test")),
-        (10, 12, 5),
-        "every request leased in time"
-    );
-    // No window exceeded: lease k+max is at least `per` after lease k. Measured as `after` of
-    // the later minus `before` of the earlier, which can only overstate the true gap, so the
-    // check never fails a correct backend.
-    let holds = |h: &str, l: RateLimit| {
-        let ts = &seen[h];
-        let m = l.max as usize;
-        (m..ts.len()).all(|k| ts[k].1 - ts[k - m].0 >= l.per)
-    };
-    for l in [RateLimit::new(4, A_SHORT), RateLimit::new(6, A_LONG)] {
-        assert!(holds("a.rate.test", l), "a.rate.test exceeded {l:?}");
-    }
-    assert!(holds("b.rate.test", RateLimit::new(3, B_WINDOW)), "b.rate.test exceeded its limit");
-    // Independence: each host went faster than the other's rule allows, so neither rule was
-    // applied to the other host. Here the gap is measured `before` of the later minus `after`
-    // of the earlier, which can only understate it, so a pass is proof.
-    let beats = |h: &str, l: RateLimit| {
-        let ts = &seen[h];
-        let m = l.max as usize;
-        (m..ts.len()).any(|k| ts[k].0.saturating_duration_since(ts[k - m].1) < l.per)
-    };
-    assert!(beats("a.rate.test", RateLimit::new(3, B_WINDOW)), "a.rate.test was held to b.rate.test's rule");
-    assert!(beats("b.rate.test", RateLimit::new(6, A_LONG)), "b.rate.test was held to a.rate.test's rule");
 }
 
 /// Persistence across a reopen, for durable backends. `open` opens the same state each time

@@ -20,6 +20,7 @@ pub struct ExactSeenSet {
 }
 
 impl ExactSeenSet {
+    /// An empty set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -36,14 +37,17 @@ impl ExactSeenSet {
         self.set.extend_from_sorted(fps.into_iter().map(|f| f.0));
     }
 
+    /// Whether `fp` is in the set.
     pub fn contains(&self, fp: Fingerprint) -> bool {
         self.set.contains(fp.0)
     }
 
+    /// Fingerprints held.
     pub fn len(&self) -> usize {
         self.set.len()
     }
 
+    /// Whether it holds no fingerprint.
     pub fn is_empty(&self) -> bool {
         self.set.len() == 0
     }
@@ -83,19 +87,23 @@ impl From<ExactSeenSet> for ExactMemorySeenSet {
 }
 
 impl ExactMemorySeenSet {
+    /// An empty set.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Heap bytes held (tables included), for the bytes-per-URL figure.
     pub fn heap_bytes(&self) -> usize {
         self.lock().heap_bytes()
     }
 
+    /// Inserts each of `fps`; says, per fingerprint, whether it was new.
     pub fn insert_sync(&self, fps: &[Fingerprint]) -> Vec<bool> {
         let mut s = self.lock();
         fps.iter().map(|&fp| s.insert(fp)).collect()
     }
 
+    /// Fingerprints held.
     pub fn len_sync(&self) -> usize {
         self.lock().len()
     }

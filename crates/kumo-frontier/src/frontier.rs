@@ -15,7 +15,9 @@ pub struct LeaseId(pub u64);
 /// A request handed out for fetching. It stays owned by the frontier until completed.
 #[derive(Debug, Clone)]
 pub struct Lease {
+    /// Names this hand-out when it is completed or released.
     pub id: LeaseId,
+    /// The request to fetch.
     pub request: Request,
     /// The least gap its host keeps between requests, as it stood at the lease: the downloader
     /// holds a request that would leave closer than this to its host's last one (a lease may
@@ -29,11 +31,17 @@ pub struct Lease {
 /// A request that failed for good, kept so it can be inspected and re-queued.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailureRecord {
+    /// The request's URL.
     pub url: String,
+    /// What kind of error ended it.
     pub kind: ErrorKind,
+    /// What went wrong, in words.
     pub message: String,
+    /// How many times it was tried.
     pub attempts: u32,
+    /// The HTTP status of its last answer; `None`: it got none.
     pub last_status: Option<u16>,
+    /// When it failed for good (kept as seconds since the Unix epoch).
     #[serde(with = "unix_secs")]
     pub at: SystemTime,
 }
@@ -44,29 +52,55 @@ pub enum Completion {
     /// Fetched and handled; `discovered` are new requests it produced (checked against the
     /// seen set as part of the same completion). `page`: what a later run needs to ask for
     /// the page again only if it changed (kept by stores that keep pages, ignored by others).
-    Done { lease: LeaseId, discovered: Vec<(Fingerprint, Request)>, page: Option<Box<PageRecord>> },
+    Done {
+        /// The lease it completes.
+        lease: LeaseId,
+        /// The requests the page produced, with their fingerprints.
+        discovered: Vec<(Fingerprint, Request)>,
+        /// The page's record, for stores that keep pages.
+        page: Option<Box<PageRecord>>,
+    },
     /// Try again, no sooner than `after` from now; the host goes on with its other requests
     /// meanwhile (a pause for the whole host is a [`HostAdjustment`]). The request's retry
     /// count grows.
-    Retry { lease: LeaseId, after: Duration },
+    Retry {
+        /// The lease it completes.
+        lease: LeaseId,
+        /// How long from now the request waits before it is handed out again.
+        after: Duration,
+    },
     /// Put back without counting an attempt (the request was not tried: its host must wait,
     /// for example right after its robots.txt was fetched).
-    Defer { lease: LeaseId, after: Duration },
+    Defer {
+        /// The lease it completes.
+        lease: LeaseId,
+        /// How long from now its host hands out nothing; the request goes back to the front.
+        after: Duration,
+    },
     /// Give up and record the failure.
-    Failed { lease: LeaseId, failure: FailureRecord },
+    Failed {
+        /// The lease it completes.
+        lease: LeaseId,
+        /// What is recorded of the failure.
+        failure: FailureRecord,
+    },
 }
 
 /// A fetched page as a later run asks for it again: the request, the validators its answer
 /// carried (verbatim, as they must be sent back), and the hash and size of its body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageRecord {
+    /// The request that fetched the page.
     pub request: StoredRequest,
+    /// The answer's `ETag`, if it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
+    /// The answer's `Last-Modified`, if it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
     /// xxh3-64 of the body.
     pub hash: u64,
+    /// The body's size in bytes.
     pub bytes: u64,
     /// When it was last asked for (the start of that run), ms since the Unix epoch; 0: unknown.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -99,6 +133,7 @@ pub struct PushReport {
 }
 
 impl PushReport {
+    /// Adds `other`'s counts to these.
     pub fn merge(&mut self, other: PushReport) {
         self.added += other.added;
         self.seen += other.seen;
@@ -117,9 +152,10 @@ pub struct FrontierStats {
     pub hosts: usize,
     /// Failures recorded.
     pub failed: usize,
-    /// Hosts and registrable domains that have used their page budget.
+    /// Hosts that have used their page budget.
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub hosts_over_budget: usize,
+    /// Registrable domains that have used their page budget.
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub domains_over_budget: usize,
 }
@@ -180,6 +216,7 @@ pub struct HostAdjustment {
 pub struct Commit {
     /// New requests found outside a lease's discoveries (sitemaps), seen-checked.
     pub pushes: Vec<(Fingerprint, Request)>,
+    /// How the step's leases ended.
     pub completions: Vec<Completion>,
     /// The items of the completed pages. A durable backend journals them, and the pipeline
     /// consumes the journal; others hand them straight back.
@@ -214,6 +251,7 @@ impl std::fmt::Debug for Commit {
 /// What a commit did.
 #[derive(Debug, Default)]
 pub struct CommitReport {
+    /// What the pushes and the completions' discoveries did.
     pub pushed: PushReport,
     /// Completions naming a lease no longer out (completed twice, or expired and handed out
     /// again). Their discoveries were still kept.
@@ -324,6 +362,7 @@ pub trait Frontier: Send + Sync {
     /// out (`None`: the frontier does not know the host).
     async fn host_queue(&self, host_key: &str, max: usize) -> Result<Option<HostQueue>, FrontierError>;
 
+    /// The queue sizes now.
     async fn stats(&self) -> Result<FrontierStats, FrontierError>;
 
     /// The failures recorded so far.

@@ -15,6 +15,8 @@
 //! Architecture invariant: nothing here does network I/O or knows about HTTP beyond the
 //! `Request` type; politeness is a property of *when* a lease is handed out, never a sleep.
 
+#![warn(missing_docs)]
+
 pub mod conformance;
 mod error;
 mod exact_seen;

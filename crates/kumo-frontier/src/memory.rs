@@ -18,6 +18,7 @@ use crate::{
 /// Settings of the in-memory frontier.
 #[derive(Debug, Clone)]
 pub struct MemoryFrontierConfig {
+    /// The per-host rules leases are handed out by.
     pub politeness: Politeness,
     /// A lease not completed within this time is taken back and re-queued.
     pub lease_ttl: Duration,
@@ -72,12 +73,14 @@ impl State {
 }
 
 impl MemoryFrontier<MemorySeenSet> {
+    /// An empty frontier with a [`MemorySeenSet`].
     pub fn new(cfg: MemoryFrontierConfig) -> Self {
         Self::with_seen(cfg, Arc::new(MemorySeenSet::new()))
     }
 }
 
 impl<S: SeenSet> MemoryFrontier<S> {
+    /// An empty frontier that de-duplicates through `seen` (which may already hold fingerprints).
     pub fn with_seen(cfg: MemoryFrontierConfig, seen: Arc<S>) -> Self {
         MemoryFrontier {
             seen,
@@ -89,6 +92,7 @@ impl<S: SeenSet> MemoryFrontier<S> {
         }
     }
 
+    /// Its seen set.
     pub fn seen(&self) -> &Arc<S> {
         &self.seen
     }

@@ -80,7 +80,9 @@ impl HostPolicy {
 /// parallelism of 0 does), a zero `per` imposes nothing, and `per` is capped at 100 years.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RateLimit {
+    /// Most leases within one window.
     pub max: u32,
+    /// The window's length.
     pub per: Duration,
 }
 
@@ -121,18 +123,22 @@ impl RateLimit {
     /// Longest window honored; longer ones are cut to this (keeps `Instant` arithmetic finite).
     const MAX_PER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
+    /// At most `max` leases within any `per`.
     pub const fn new(max: u32, per: Duration) -> Self {
         RateLimit { max, per }
     }
 
+    /// At most `max` leases within any second.
     pub const fn per_second(max: u32) -> Self {
         RateLimit::new(max, Duration::from_secs(1))
     }
 
+    /// At most `max` leases within any minute.
     pub const fn per_minute(max: u32) -> Self {
         RateLimit::new(max, Duration::from_secs(60))
     }
 
+    /// At most `max` leases within any hour.
     pub const fn per_hour(max: u32) -> Self {
         RateLimit::new(max, Duration::from_secs(3600))
     }
@@ -174,6 +180,7 @@ impl Matcher {
 pub struct HostRule {
     pattern: String,
     matcher: Matcher,
+    /// The limits a matching host gets.
     pub policy: HostPolicy,
     rate_limits: Vec<RateLimit>,
     /// Headers sent with every request to a matching host (unless the request has its own).
@@ -229,6 +236,7 @@ impl HostRule {
         self
     }
 
+    /// The headers sent with every request to a matching host.
     pub fn headers(&self) -> &[(String, String)] {
         &self.headers
     }
@@ -248,6 +256,7 @@ impl HostRule {
         &self.proxies
     }
 
+    /// The pattern as given.
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
@@ -257,6 +266,7 @@ impl HostRule {
         matches!(self.matcher, Matcher::Regex(_))
     }
 
+    /// Its rate limits, as added.
     pub fn rate_limits(&self) -> &[RateLimit] {
         &self.rate_limits
     }
@@ -280,7 +290,9 @@ pub fn bare_host(host_key: &str) -> &str {
 /// The default policy and the host rules, the policy per IP address, and the page budgets.
 #[derive(Debug, Clone, Default)]
 pub struct Politeness {
+    /// The policy of a host no rule matches.
     pub default: HostPolicy,
+    /// The host rules, in order: the first that matches a host is its rule.
     pub rules: Vec<HostRule>,
     /// Gate every host by its address too (`--per-ip`, `--ip-delay`): a host goes only when
     /// its rules and its address's allow it. The frontier then hands out each host to be
@@ -303,6 +315,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// Whether either budget is set.
     pub fn is_on(&self) -> bool {
         self.per_host > 0 || self.per_domain > 0
     }

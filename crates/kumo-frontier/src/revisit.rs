@@ -25,6 +25,7 @@ impl Revisits {
         self.next_due_ms = Some(self.next_due_ms.map_or(at, |n| n.min(at)));
     }
 
+    /// Adds `other`'s counts to these, keeping the earlier of the two next due times.
     pub fn merge(&mut self, other: Revisits) {
         self.queued += other.queued;
         self.not_due += other.not_due;

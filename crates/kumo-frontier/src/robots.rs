@@ -34,6 +34,7 @@ pub enum RobotsRules {
 /// What fetching robots.txt told us.
 #[derive(Debug)]
 pub enum RobotsAnswer {
+    /// An answer that says what may be fetched (2xx: its rules; 4xx: everything).
     Rules(RobotsRules),
     /// 5xx or unreachable: fetch nothing from the origin for now.
     Unavailable,
@@ -63,6 +64,7 @@ pub fn capped(body: &[u8]) -> &[u8] {
 }
 
 impl RobotsRules {
+    /// Whether `url` (its path and query) may be fetched.
     pub fn allowed(&self, url: &Url) -> bool {
         match self {
             RobotsRules::AllowAll => true,
@@ -230,7 +232,9 @@ mod tests {
 /// most [`MAX_ROBOTS_BYTES`]). Each worker reads it for its own user-agent token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedRobots {
+    /// The HTTP status of the final answer.
     pub status: u16,
+    /// The answer's body, at most [`MAX_ROBOTS_BYTES`].
     pub body: Vec<u8>,
 }
 

@@ -28,7 +28,7 @@ use kumo_core::{Priority, StoredRequest};
 
 use crate::instant::later;
 use crate::politeness::RateLog;
-use crate::{Budget, FrontierError, HostAdjustment, HostPolicy, Lease, LeaseId, Politeness, Readiness};
+use crate::{Budget, FrontierError, HostPolicy, Lease, LeaseId, Politeness, Readiness};
 
 mod budget;
 mod figures;
@@ -54,7 +54,9 @@ pub use waits::{HostView, LiftedPause};
 /// A queued request and its position in its level (sequence numbers grow with each push).
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// Its sequence number: first come, first out within its level.
     pub seq: u64,
+    /// The request, as stored.
     pub request: StoredRequest,
     /// A retried request is not handed out before this (its back-off); its host goes on.
     pub not_before: Option<Instant>,
@@ -79,9 +81,11 @@ pub enum Placement {
 /// A lease that is out: which host, and the entry it holds.
 #[derive(Debug)]
 pub struct Out {
+    /// The host's index.
     pub host: usize,
     /// The address it was charged to (per-IP politeness), freed when it comes back.
     ip: Option<u32>,
+    /// The entry it holds, queued again at the front if the lease expires.
     pub entry: Entry,
     deadline: Instant,
     /// The request is back from its host (see [`HostTable::release`]): its slot is free.
@@ -92,7 +96,9 @@ pub struct Out {
 /// (recorded as failures by the backend, never lost silently).
 #[derive(Debug, Default)]
 pub struct Leased {
+    /// The leases handed out.
     pub leases: Vec<Lease>,
+    /// Entries taken off the queue that are not requests: host index, entry, and why.
     pub invalid: Vec<(usize, Entry, String)>,
 }
 
@@ -301,6 +307,7 @@ impl HostTable {
         (i, true)
     }
 
+    /// The key (`host[:port]`) of host `host`; panics on an index the table never gave.
     pub fn host_key(&self, host: usize) -> &str {
         &self.hosts[host].key
     }
@@ -310,14 +317,17 @@ impl HostTable {
         self.hosts.iter().map(|h| (Arc::from(&*h.key), h.queued)).collect()
     }
 
+    /// Requests queued (spilled and backing off included).
     pub fn queued(&self) -> usize {
         self.queued
     }
 
+    /// Leases out, released ones included.
     pub fn leased(&self) -> usize {
         self.leases.len()
     }
 
+    /// Hosts the table knows.
     pub fn hosts(&self) -> usize {
         self.hosts.len()
     }
@@ -619,6 +629,7 @@ impl HostTable {
         self.schedule(host, now);
     }
 
+    /// When work can next be leased; first moves hosts whose wait is over to the ready heap.
     pub fn readiness(&mut self, now: Instant) -> Readiness {
         if self.queued == 0 {
             return Readiness::Empty;
@@ -644,40 +655,6 @@ impl HostTable {
             Some(at) => Readiness::At(at),
             None => Readiness::Blocked,
         }
-    }
-
-    /// Applies what the crawl learned about a host. Returns the host's index.
-    pub fn adjust(&mut self, host_key: &str, adj: HostAdjustment, now: Instant) -> usize {
-        let (i, _) = self.host_for(host_key, now);
-        let h = &mut self.hosts[i];
-        if let Some(d) = adj.min_delay.filter(|d| *d > h.floor()) {
-            h.rare_mut().floor = d;
-        }
-        if let Some(d) = adj.learned_delay {
-            let rare = h.rare_mut();
-            rare.learned = Some(d.max(rare.rule_delay));
-        }
-        h.update_delay();
-        if let Some(p) = adj.pause {
-            h.pause(later(now, p));
-        }
-        self.schedule(i, now);
-        i
-    }
-
-    /// The hosts with a learned delay, and that delay.
-    pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
-        self.hosts.iter().filter_map(|h| Some((Arc::from(&*h.key), h.learned()?))).collect()
-    }
-
-    /// Hosts whose kept state changed since the last call: paced hosts (with a delay or rate
-    /// limits) leased, and hosts that queued pages against a budget.
-    pub fn take_paced_leases(&mut self) -> Vec<usize> {
-        let v = std::mem::take(&mut self.paced_dirty);
-        for &i in &v {
-            self.hosts[i].pacing_dirty = false;
-        }
-        v
     }
 }
 

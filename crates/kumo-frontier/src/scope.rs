@@ -14,7 +14,9 @@ use regex::RegexSet;
 /// and users write `*logout*` meaning "any URL containing logout" (issue 21.8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UrlPattern {
+    /// A glob matched against the whole URL.
     Glob(String),
+    /// A regular expression, matched if it is found anywhere in the URL.
     Regex(String),
 }
 
@@ -70,10 +72,18 @@ pub const MAX_SEGMENT_REPEATS: usize = 2;
 /// A bad scope setting.
 #[derive(Debug, thiserror::Error)]
 pub enum ScopeError {
+    /// A glob that does not compile.
     #[error("bad glob pattern {pattern:?}: {source}")]
-    Glob { pattern: String, source: globset::Error },
+    Glob {
+        /// The glob (`<set>` when the set of globs as a whole failed to build).
+        pattern: String,
+        /// Why it does not compile.
+        source: globset::Error,
+    },
+    /// A regular expression that does not compile, or compiles too large.
     #[error("bad regex pattern: {0}")]
     Regex(#[from] regex::Error),
+    /// An allowed domain (named trimmed and lowercased) that is empty or holds `/`, `:` or a space.
     #[error("allowed domain {0:?} is not a host name")]
     Domain(String),
 }
@@ -124,6 +134,7 @@ impl UrlPatterns {
         Ok(UrlPatterns { globs, regexes })
     }
 
+    /// Whether there is no pattern at all.
     pub fn is_empty(&self) -> bool {
         self.globs.is_empty() && self.regexes.is_empty()
     }

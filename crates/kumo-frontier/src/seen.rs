@@ -21,8 +21,10 @@ pub trait SeenSet: Send + Sync {
     /// A fingerprint repeated within one call is new only at its first position.
     async fn insert_many(&self, fps: &[Fingerprint]) -> Result<Vec<bool>, FrontierError>;
 
+    /// Whether `fp` is in the set.
     async fn contains(&self, fp: Fingerprint) -> Result<bool, FrontierError>;
 
+    /// Fingerprints held.
     async fn len(&self) -> Result<usize, FrontierError>;
 
     /// Which of `fps` the set holds, answered at once (no I/O, no waiting on other work);
@@ -32,6 +34,7 @@ pub trait SeenSet: Send + Sync {
         None
     }
 
+    /// Whether it holds no fingerprint.
     async fn is_empty(&self) -> Result<bool, FrontierError> {
         Ok(self.len().await? == 0)
     }
@@ -49,6 +52,7 @@ fn key(fp: Fingerprint) -> u128 {
 }
 
 impl MemorySeenSet {
+    /// An empty set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -64,6 +68,7 @@ impl MemorySeenSet {
         fps.iter().map(|&fp| s.insert(key(fp))).collect()
     }
 
+    /// Keys held: distinct high 64 bits of the fingerprints inserted.
     pub fn len_sync(&self) -> usize {
         self.lock().len()
     }

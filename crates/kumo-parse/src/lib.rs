@@ -20,6 +20,8 @@
 //! Architecture invariant: parsing never fails. Whatever the bytes, [`extract_links`] returns
 //! the links it could find, and problems travel as [`PageLinks::issues`].
 
+#![warn(missing_docs)]
+
 mod entities;
 pub mod extract;
 mod issue;

@@ -27,17 +27,22 @@ pub enum SitemapKind {
 /// One `<url>` or `<sitemap>` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SitemapEntry {
+    /// `<loc>`, resolved against the sitemap's URL, without its fragment.
     pub loc: Url,
+    /// `<lastmod>` as written (a W3C date or datetime; not checked).
     pub lastmod: Option<String>,
     /// 0.0–1.0 (urlset only).
     pub priority: Option<f32>,
+    /// `<changefreq>` as written (`daily`, `weekly`, ...; not checked).
     pub changefreq: Option<String>,
 }
 
 /// A parsed sitemap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sitemap {
+    /// Whether it lists pages or other sitemaps.
     pub kind: SitemapKind,
+    /// The entries with a usable `<loc>`, in document order, at most [`MAX_ENTRIES`].
     pub entries: Vec<SitemapEntry>,
     /// Entries skipped (bad `loc`, over the limit) and other problems that did not stop parsing.
     pub issues: Vec<String>,
@@ -46,12 +51,17 @@ pub struct Sitemap {
 /// A body that is not a usable sitemap.
 #[derive(Debug, thiserror::Error)]
 pub enum SitemapError {
+    /// The body starts as gzip does, but does not inflate.
     #[error("gzip sitemap does not decompress: {0}")]
     Gzip(std::io::Error),
+    /// Over [`MAX_BYTES`] once inflated.
     #[error("sitemap is larger than {MAX_BYTES} bytes uncompressed")]
     TooLarge,
+    /// The XML does not parse (quick-xml's message).
     #[error("sitemap XML is malformed: {0}")]
     Xml(String),
+    /// The root element (its local name, or `nothing` when there is none) is neither
+    /// `<urlset>` nor `<sitemapindex>`.
     #[error("not a sitemap (the root element is <{0}>, not <urlset> or <sitemapindex>)")]
     NotASitemap(String),
 }

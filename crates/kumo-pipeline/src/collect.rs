@@ -15,6 +15,7 @@ pub struct CollectSink {
 }
 
 impl CollectSink {
+    /// A sink holding no items yet.
     pub fn new() -> Self {
         Self::default()
     }

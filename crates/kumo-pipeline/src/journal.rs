@@ -27,6 +27,7 @@ pub struct ResumePoint {
 /// A durable item journal (the embedded store implements it).
 #[async_trait]
 pub trait ItemJournal: Send + Sync {
+    /// Where the pipeline resumes: the committed checkpoints, folded, and the items to replay.
     async fn resume_point(&self) -> Result<ResumePoint, JournalError>;
 
     /// Commits a checkpoint taken after the items up to `upto` were written and flushed.

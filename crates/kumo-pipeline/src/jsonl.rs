@@ -32,6 +32,7 @@ impl JsonLinesSink {
         Self::from_writer("-".into(), Box::new(std::io::stdout()))
     }
 
+    /// Writes to `w`; `target` names it in errors and in [`Sink::name`].
     pub fn from_writer(target: String, w: Box<dyn Write + Send>) -> Self {
         Self::new(Output::stream(target, w))
     }

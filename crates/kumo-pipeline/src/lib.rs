@@ -7,6 +7,8 @@
 //!
 //! The PostgreSQL sink (the `postgres` module) needs the `postgres` feature (on by default).
 
+#![warn(missing_docs)]
+
 mod collect;
 mod csv;
 mod format;

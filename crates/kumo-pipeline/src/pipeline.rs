@@ -21,6 +21,8 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// Pipeline module `serial` (ID `P{serial}`), writing to `sinks` in order, with no
+    /// processors.
     pub fn new(serial: u64, sinks: Vec<Box<dyn Sink>>, fail_fast: bool) -> Self {
         Pipeline {
             id: ModuleId::new(ModuleKind::Pipeline, serial),
@@ -48,14 +50,17 @@ impl Pipeline {
         own.chain(from_sinks).collect()
     }
 
+    /// Its module ID (`P1`...).
     pub fn id(&self) -> &ModuleId {
         &self.id
     }
 
+    /// Its counters; each item of a batch counts as one call.
     pub fn counters(&self) -> &ModuleCounters {
         &self.counters
     }
 
+    /// Each sink's [`Sink::name`], in order.
     pub fn sink_names(&self) -> Vec<String> {
         self.sinks.iter().map(|s| s.name()).collect()
     }
@@ -92,6 +97,7 @@ impl Pipeline {
         errors
     }
 
+    /// Flushes every sink, even after one fails; returns the errors met (empty on success).
     pub async fn flush(&mut self) -> Vec<SinkError> {
         let mut errors = Vec::new();
         for s in &mut self.sinks {

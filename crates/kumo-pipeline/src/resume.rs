@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 /// One entry of state a processor keeps (a dedup key), tagged with the processor's index in its chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateEntry {
+    /// The index of the processor that keeps it, in its chain. A
+    /// [`ProcessingSink`](crate::ProcessingSink) also keeps its inner sinks' checkpoints as
+    /// entries, tagged down from `u32::MAX`.
     pub processor: u32,
+    /// The entry as its processor encoded it (a de-duplicator's 16-byte key).
     pub data: Vec<u8>,
 }
 
@@ -46,8 +50,11 @@ pub struct SinkCheckpoint {
 /// and all state entries of all checkpoints in commit order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SinkResume {
+    /// The last committed offset; `None` for a sink that keeps none.
     pub offset: Option<u64>,
+    /// Every state entry committed, in commit order.
     pub state: Vec<StateEntry>,
+    /// The proof committed with the last offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<FileProof>,
 }
@@ -56,7 +63,9 @@ pub struct SinkResume {
 /// sink, in sink order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineCheckpoint {
+    /// State entries the pipeline's own chain added since the previous checkpoint.
     pub processors: Vec<StateEntry>,
+    /// One checkpoint per sink, in sink order.
     pub sinks: Vec<SinkCheckpoint>,
 }
 
@@ -64,7 +73,9 @@ pub struct PipelineCheckpoint {
 /// starts fresh.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipelineResume {
+    /// Every state entry the pipeline's own chain committed, in commit order.
     pub processors: Vec<StateEntry>,
+    /// What was committed for each sink, in sink order.
     pub sinks: Vec<SinkResume>,
 }
 

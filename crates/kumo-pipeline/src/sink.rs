@@ -10,9 +10,16 @@ use crate::{SinkCheckpoint, SinkResume};
 pub enum SinkError {
     /// The cause is part of the message (not a `source`), so it prints once.
     #[error("cannot write {target}: {error}")]
-    Io { target: String, error: std::io::Error },
+    Io {
+        /// The output: a file's path, or the name a writer was given.
+        target: String,
+        /// The I/O error.
+        error: std::io::Error,
+    },
+    /// An item could not be encoded as JSON.
     #[error("cannot encode item: {0}")]
     Encode(#[from] serde_json::Error),
+    /// The PostgreSQL sink failed.
     #[cfg(feature = "postgres")]
     #[error(transparent)]
     Postgres(#[from] crate::postgres::PgError),
@@ -23,7 +30,14 @@ pub enum SinkError {
          {found}; the output file was changed or replaced since. kumo leaves it alone: put the \
          crawl's own file back to resume, or start the crawl over with --fresh"
     )]
-    ResumeBeyondEnd { target: String, committed: u64, found: u64 },
+    ResumeBeyondEnd {
+        /// The file's path.
+        target: String,
+        /// The length the checkpoint committed, in bytes.
+        committed: u64,
+        /// The file's length, in bytes.
+        found: u64,
+    },
     /// The file at a resumed output's path is not the one the crawl wrote: cutting it back
     /// to the committed length would destroy someone else's data.
     #[error(
@@ -32,24 +46,46 @@ pub enum SinkError {
          file holds, so kumo leaves it alone: put the crawl's own file back to resume, or start \
          the crawl over with --fresh (with -O to replace this file, or another output to keep it)"
     )]
-    NotOurs { target: String, committed: u64, reason: String },
+    NotOurs {
+        /// The file's path.
+        target: String,
+        /// The length the checkpoint committed, in bytes.
+        committed: u64,
+        /// What shows that the file is another one.
+        reason: String,
+    },
     /// A new crawl's output file already holds data: replacing it needs an explicit yes.
     #[error(
         "{target} already holds {found} bytes that this crawl did not write, and kumo replaces \
          a file only when told to: write elsewhere, move the file away, or allow replacing it \
          (-O {target} on the command line, overwrite = true in a spider file's output)"
     )]
-    Exists { target: String, found: u64 },
+    Exists {
+        /// The file's path.
+        target: String,
+        /// The file's length, in bytes.
+        found: u64,
+    },
     /// Another sink, in this process or another, is writing the file: two writers would
     /// mix or lose each other's items.
     #[error(
         "{target} is being written by another crawl{}; wait for it to end, or write elsewhere",
         holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
     )]
-    Locked { target: String, holder: Option<String> },
+    Locked {
+        /// The file's path.
+        target: String,
+        /// The process holding the lock, where `/proc` tells (Linux).
+        holder: Option<String>,
+    },
     /// Other reasons a sink cannot resume where its checkpoint says.
     #[error("cannot resume {target}: {reason}")]
-    Resume { target: String, reason: String },
+    Resume {
+        /// The output, or the sink's name.
+        target: String,
+        /// Why it cannot.
+        reason: String,
+    },
 }
 
 /// A destination for items. Called from one task at a time, so it needs no locking. Items come
@@ -60,6 +96,8 @@ pub trait Sink: Send {
     /// A short name for logs and the summary (`jsonl:out.jsonl`).
     fn name(&self) -> String;
 
+    /// Takes a batch of items, in order. They may wait in a buffer until
+    /// [`flush`](Sink::flush).
     async fn write(&mut self, items: &[Item]) -> Result<(), SinkError>;
 
     /// Makes everything written so far durable enough for the sink's promise.

@@ -8,6 +8,8 @@
 //! The browser is a process of kumo's own: its process group is killed when the renderer
 //! goes, and a parent-death signal takes it along when kumo is killed.
 
+#![warn(missing_docs)]
+
 mod block;
 mod cookies;
 mod error;

@@ -15,6 +15,8 @@
 //! What a script can still tell apart between calls is only how long they take and the state
 //! of `Math.random`.
 
+#![warn(missing_docs)]
+
 mod convert;
 mod error;
 mod limits;

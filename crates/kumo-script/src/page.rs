@@ -17,9 +17,13 @@ use crate::MAX_BODY;
 /// A page as a hook's caller describes it: plain data, borrowed.
 #[derive(Debug, Clone, Default)]
 pub struct PageView<'a> {
+    /// The page's URL (`page.url`); one that does not parse becomes `about:blank`.
     pub url: &'a str,
+    /// The HTTP status code (`page.status`).
     pub status: u16,
+    /// Response headers as name and value; names in any case.
     pub headers: Vec<(&'a str, &'a str)>,
+    /// The body as text; a script sees at most [`MAX_BODY`] bytes of it.
     pub body: &'a str,
 }
 
@@ -36,6 +40,9 @@ pub(crate) struct PageData {
 }
 
 impl Page {
+    /// Copies `view` for the hooks: body cut to [`MAX_BODY`] bytes at a character boundary,
+    /// header names lower-cased. With a `content-type` header containing `json`, the page is
+    /// a JSON response, to which `page.css` and `page.xpath` do not apply.
     pub fn new(view: &PageView<'_>) -> Page {
         let mut end = view.body.len().min(MAX_BODY);
         while !view.body.is_char_boundary(end) {

@@ -52,14 +52,18 @@ pub enum Rewrite {
     Keep,
     /// Not to be followed (`null` or `false`).
     Drop,
+    /// Followed as this URL instead: the string the hook returned, as it returned it.
     To(String),
 }
 
 /// What `item` made of an item.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemAnswer {
+    /// As it was (the hook returned nothing).
     Keep,
+    /// Not kept (`null` or `false`).
     Drop,
+    /// Replaced by the object the hook returned.
     Replace(serde_json::Map<String, Value>),
 }
 

@@ -13,6 +13,7 @@ use crate::{Kind, SETTINGS};
 /// The crawl settings given on the command line (flatten it into a clap `Args` struct).
 #[derive(Debug, Clone)]
 pub struct SettingArgs {
+    /// What the command line gave, as a [`Source::Flag`] layer: a flag left out is absent.
     pub layer: Layer,
 }
 

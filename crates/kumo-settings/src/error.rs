@@ -5,16 +5,36 @@
 pub enum SettingError {
     /// No setting of that name (with the closest one, when a typo is likely).
     #[error("unknown field `{name}`{}", suggestion.map(|s| format!(", did you mean `{s}`?")).unwrap_or_default())]
-    Unknown { name: String, suggestion: Option<&'static str> },
+    Unknown {
+        /// The name as given.
+        name: String,
+        /// The known name closest to it, if one is close enough to be a likely typo.
+        suggestion: Option<&'static str>,
+    },
     /// A value of the wrong shape, or out of bounds.
     #[error("{message}")]
-    Bad { name: &'static str, message: String },
+    Bad {
+        /// The setting's name (its current spelling, even when an old one was given).
+        name: &'static str,
+        /// Why the value is refused; the whole of the error's message.
+        message: String,
+    },
     /// Two settings that exclude each other, both set.
     #[error("{name} cannot be set together with {other}")]
-    Conflict { name: &'static str, other: &'static str },
+    Conflict {
+        /// One of the two settings.
+        name: &'static str,
+        /// The other one, which excludes it.
+        other: &'static str,
+    },
     /// A setting whose switch is off.
     #[error("{name} needs {needs}")]
-    Needs { name: &'static str, needs: &'static str },
+    Needs {
+        /// The setting given.
+        name: &'static str,
+        /// The switch it needs on.
+        needs: &'static str,
+    },
 }
 
 impl SettingError {

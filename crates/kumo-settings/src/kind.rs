@@ -9,12 +9,27 @@ pub enum Kind {
     /// On or off: a flag without a value, `true`/`false` in a file.
     Switch,
     /// A whole number, `min..=max`.
-    Count { min: u64, max: u64 },
+    Count {
+        /// The smallest value taken.
+        min: u64,
+        /// The largest value taken.
+        max: u64,
+    },
     /// A number, `min..=max`.
-    Number { min: f64, max: f64 },
+    Number {
+        /// The smallest value taken.
+        min: f64,
+        /// The largest value taken.
+        max: f64,
+    },
     /// A duration: `"250ms"`, `"10s"`, `"6h"`, or a bare number of seconds, at most `max`.
     /// `positive`: zero is refused.
-    Duration { positive: bool, max: Duration },
+    Duration {
+        /// Whether zero is refused.
+        positive: bool,
+        /// The longest duration taken.
+        max: Duration,
+    },
     /// Any text.
     Text,
     /// Several texts: a flag repeated, an array (or one string) in a file.
@@ -24,11 +39,17 @@ pub enum Kind {
 /// A checked value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// On or off.
     Switch(bool),
+    /// A whole number, within the kind's bounds.
     Count(u64),
+    /// A finite number, within the kind's bounds.
     Number(f64),
+    /// A duration, within the kind's bound.
     Duration(Duration),
+    /// Any text ([`Kind::parse`] trims it; a spider file's string is kept as is).
     Text(String),
+    /// Several texts, in the order given.
     List(Vec<String>),
 }
 

@@ -11,6 +11,7 @@ use crate::{Kind, SettingError, Value};
 /// Where a layer's values come from; later sources win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Source {
+    /// The table's defaults, and those `broad` sets.
     Default,
     /// The spider file's crawl-wide keys.
     File,
@@ -41,12 +42,15 @@ const BROAD: [(&str, &str); 12] = [
 /// The settings one source gives.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// Where its values come from, as [`Settings::source`](crate::Settings::source) reports
+    /// them.
     pub source: Source,
     values: BTreeMap<&'static str, Value>,
     warnings: Vec<String>,
 }
 
 impl Layer {
+    /// A layer that gives nothing yet.
     pub fn new(source: Source) -> Self {
         Layer { source, values: BTreeMap::new(), warnings: Vec::new() }
     }
@@ -168,6 +172,7 @@ impl Layer {
         self.warnings.push(format!("{was} is the old spelling of {}: write {now}", s.name));
     }
 
+    /// The value it gives a setting, by the setting's name (not a flag or an old spelling).
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name)
     }
@@ -177,6 +182,7 @@ impl Layer {
         self.values.iter().map(|(k, v)| (*k, v))
     }
 
+    /// Whether it gives no setting at all.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

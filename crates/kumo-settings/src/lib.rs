@@ -3,7 +3,7 @@
 //! Every crawl setting is one entry of a table ([`SETTINGS`]): its spider-file key (its flag is
 //! the key with `-` for `_`), one line of documentation, its kind, its default, whether a
 //! resumed crawl may change it, and its old spellings. The front-ends only fill [`Layer`]s —
-//! the command line ([`SettingArgs`], feature `clap`), a spider file's crawl-wide keys and its
+//! the command line (`SettingArgs`, feature `clap`), a spider file's crawl-wide keys and its
 //! `[[site]]` tables, a library call (`layer.set("delay", "250ms")`) — and [`Settings::resolve`]
 //! stacks them (defaults < file < site < library < flags) into the `CrawlConfig` the engine
 //! runs on.
@@ -13,6 +13,8 @@
 //!
 //! Options that are not crawl settings (where the state lives, what the command prints) stay
 //! with the command; [`COMMAND_ONLY`] says why each has no spider-file key.
+
+#![warn(missing_docs)]
 
 #[cfg(feature = "clap")]
 mod cli;

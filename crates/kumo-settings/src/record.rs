@@ -19,8 +19,11 @@ pub struct Record(BTreeMap<String, String>);
 /// One setting whose value differs from the stored one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
+    /// The setting's name, or [`STARTS`].
     pub name: String,
+    /// Its value in the stored record, as a user would write it.
     pub stored: String,
+    /// Its value in the resumed crawl's record.
     pub now: String,
 }
 
@@ -54,10 +57,12 @@ impl Record {
         serde_json::from_str(text).ok().map(Record)
     }
 
+    /// The record as one JSON object of names to values, for the state to keep.
     pub fn to_json(&self) -> String {
         serde_json::to_string(&self.0).expect("a map of strings")
     }
 
+    /// The value kept for a setting (or [`STARTS`]), as a user would write it; `none`: unset.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(String::as_str)
     }

@@ -67,6 +67,7 @@ impl Settings {
         }
     }
 
+    /// A setting's value, by name; `None` when it has no default and nothing gave one.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.values.get(name).map(|(v, _)| v)
     }
@@ -84,10 +85,12 @@ impl Settings {
             .collect()
     }
 
+    /// Whether a switch is on; `false` when unset or not a switch.
     pub fn switch(&self, name: &str) -> bool {
         matches!(self.get(name), Some(Value::Switch(true)))
     }
 
+    /// A whole number; 0 when unset or not a count.
     pub fn count(&self, name: &str) -> u64 {
         match self.get(name) {
             Some(Value::Count(n)) => *n,
@@ -95,6 +98,7 @@ impl Settings {
         }
     }
 
+    /// A number; 0 when unset or not a number.
     pub fn number(&self, name: &str) -> f64 {
         match self.get(name) {
             Some(Value::Number(n)) => *n,
@@ -110,6 +114,7 @@ impl Settings {
         }
     }
 
+    /// A list's items; empty when unset or not a list.
     pub fn list(&self, name: &str) -> &[String] {
         match self.get(name) {
             Some(Value::List(l)) => l,

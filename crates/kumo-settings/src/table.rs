@@ -11,6 +11,7 @@ pub struct Setting {
     pub name: &'static str,
     /// One line for `--help` and the reference.
     pub doc: &'static str,
+    /// The shape of its value, with its bounds.
     pub kind: Kind,
     /// The default, spelt as a user would write it; empty: unset (a limit that is off).
     pub default: &'static str,
@@ -18,6 +19,7 @@ pub struct Setting {
     pub value_name: &'static str,
     /// The short flag, if any (`-c`).
     pub short: Option<char>,
+    /// The `--help` heading and reference section it is listed under.
     pub group: Group,
     /// Whether a resumed crawl may take another value.
     pub resume: Resume,
@@ -37,15 +39,22 @@ pub type Check = fn(&str) -> Result<(), String>;
 /// Where a setting belongs, for `--help` headings and the reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
+    /// What is crawled.
     Scope,
+    /// How URLs are told apart.
     Dedup,
+    /// How hard hosts are pressed.
     Politeness,
+    /// When the crawl stops.
     Limits,
+    /// How pages are fetched.
     Fetching,
+    /// robots.txt, retries and pauses.
     Robots,
 }
 
 impl Group {
+    /// The heading `--help` and the reference print.
     pub fn title(self) -> &'static str {
         match self {
             Group::Scope => "Scope",
@@ -75,6 +84,7 @@ pub struct Old {
     pub key: Option<&'static str>,
     /// The old flag, without dashes (`delay-ms`), if the command line spelt it so.
     pub flag: Option<&'static str>,
+    /// How its value reads into the setting's.
     pub unit: OldUnit,
 }
 
@@ -92,7 +102,9 @@ pub enum OldUnit {
 /// A name found in the table: the setting, and the old spelling if the name was one.
 #[derive(Debug, Clone, Copy)]
 pub struct Found {
+    /// The setting the name finds.
     pub setting: &'static Setting,
+    /// The old spelling the name was; `None`: the setting's own name.
     pub old: Option<&'static Old>,
 }
 

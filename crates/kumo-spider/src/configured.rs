@@ -11,7 +11,9 @@ use crate::rules::UrlRules;
 /// One model of a site and the target pages it applies to (all of them when `on` is empty).
 #[derive(Debug, Clone)]
 pub struct SiteModel {
+    /// The model; its name tags its items (`_model`).
     pub model: CompiledModel,
+    /// Regexes of the target pages it runs on; empty: every target page.
     pub on: UrlRules,
     /// The model's top-level field names, in order (CSV columns).
     pub fields: Vec<String>,
@@ -20,9 +22,13 @@ pub struct SiteModel {
 /// The request priority of each kind of link (higher is fetched first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Priorities {
+    /// Links to target pages, and `dig` values.
     pub target: Priority,
+    /// Links to source pages (those that lead to targets).
     pub source: Priority,
+    /// The next-page link.
     pub next_page: Priority,
+    /// Other links followed (`follow.allow`, or every link when no rule is set).
     pub follow: Priority,
 }
 
@@ -36,16 +42,24 @@ pub struct Priorities {
 /// when they match `follow.deny`. The next-page link is always followed.
 #[derive(Debug, Clone)]
 pub struct ConfigSpider {
+    /// The site's name.
     pub name: String,
+    /// Regexes of the pages that hold items: models run only there (everywhere when empty).
     pub targets: UrlRules,
+    /// Regexes of the pages that lead to targets.
     pub sources: UrlRules,
+    /// Regexes of other links to follow (`follow.allow`).
     pub allow: UrlRules,
+    /// Regexes of links never followed (`follow.deny`), the next-page link included; `dig`
+    /// values are followed whatever they match.
     pub deny: UrlRules,
     /// Takes the links inside the follow region (`follow.restrict_css`).
     pub restrict: Option<CompiledModel>,
     /// Takes the next-page link.
     pub next_page: Option<CompiledModel>,
+    /// The site's models, in file order.
     pub models: Vec<SiteModel>,
+    /// The request priority of each kind of link.
     pub priority: Priorities,
     /// The site's JavaScript hooks (`script`), run sandboxed over each page's analysis.
     #[cfg(feature = "script")]

@@ -11,14 +11,21 @@ use crate::ConfigSpider;
 /// A site's verdict on one page.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageReport {
+    /// The site's name.
     pub site: String,
+    /// The page's URL (after redirects).
     pub url: String,
+    /// The response's status code.
     pub status: u16,
+    /// The response's `Content-Type`, if it has one.
     pub content_type: Option<String>,
     /// Whether the page is analyzed at all (a successful HTML or JSON response).
     pub analyzed: bool,
+    /// Which of the site's URL rules match the page itself.
     pub rules: RuleMatches,
+    /// Every model of the site, whether it applies here or not.
     pub models: Vec<ModelReport>,
+    /// The next-page links found, rule `next_page`, or `deny` when `follow.deny` matches.
     pub next_page: Vec<LinkReport>,
     /// Every link on the page (or in the follow region), followed or not.
     pub links: Vec<LinkReport>,
@@ -32,6 +39,7 @@ pub struct PageReport {
 /// What a site's script hooks made of a page's analysis.
 #[derive(Debug, Clone, Serialize)]
 pub struct ScriptReport {
+    /// The script's file name.
     pub file: String,
     /// The hooks the script defines.
     pub hooks: Vec<&'static str>,
@@ -49,6 +57,7 @@ pub struct ScriptReport {
 pub struct RuleMatches {
     /// A target (item page): models run here. True for every page when no target is set.
     pub target: bool,
+    /// A source (a page that leads to targets).
     pub source: bool,
     /// `follow.allow` matches.
     pub follow: bool,
@@ -59,24 +68,31 @@ pub struct RuleMatches {
 /// One model on the page.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelReport {
+    /// The model's name.
     pub name: String,
     /// Whether the model ran here (the page is a target and the model's `on` matches).
     pub applies: bool,
+    /// The valid items it extracted (none where it does not apply).
     pub items: Vec<Item>,
+    /// The items that lack a required value.
     pub invalid: Vec<InvalidReport>,
+    /// What could not run on the page.
     pub issues: Vec<String>,
 }
 
 /// An item a required field left invalid.
 #[derive(Debug, Clone, Serialize)]
 pub struct InvalidReport {
+    /// The item as far as it could be filled.
     pub item: Item,
+    /// Dotted paths of the required fields without a value.
     pub missing: Vec<String>,
 }
 
 /// A link and what the rules make of it.
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkReport {
+    /// The link's absolute URL.
     pub url: String,
     /// The rule that decided: `target`, `source`, `follow`, `deny`, `next_page`, `dig` or
     /// `none` (no rule follows it).

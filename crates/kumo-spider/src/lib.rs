@@ -15,6 +15,8 @@
 //!
 //! [`Analyzer`]: kumo_engine::Analyzer
 
+#![warn(missing_docs)]
+
 pub mod collector;
 pub mod config;
 mod configured;

@@ -61,9 +61,13 @@ fn csv_columns(site: &SiteSpec) -> Option<Vec<String>> {
 /// robots.txt answers.
 #[derive(Clone)]
 pub struct SiteState {
+    /// The crawl's frontier: the requests to make and the URLs seen.
     pub frontier: Arc<dyn Frontier>,
+    /// Where items are journaled, so outputs resume with each item once (`None`: nowhere).
     pub journal: Option<Arc<dyn ItemJournal>>,
+    /// Where the crawl's cookies are kept (`None`: in memory).
     pub cookies: Option<Arc<dyn CookieStorage>>,
+    /// Where robots.txt answers are shared with the crawl's other workers (`None`: not shared).
     pub robots: Option<Arc<dyn RobotsStore>>,
     /// Where the crawl's DNS answers are kept for its next run (`None`: nowhere).
     pub dns: Option<Arc<dyn AnswerStorage>>,

@@ -9,8 +9,15 @@ use kumo_core::{Request, StoredRequest, Url};
 /// Why the requests could not be read. Nothing is queued when any line is bad.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// A line that is not a request.
     #[error("line {line}: {message}")]
-    Line { line: usize, message: String },
+    Line {
+        /// Its number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The input could not be read.
     #[error("cannot read the requests: {0}")]
     Read(#[from] std::io::Error),
 }

@@ -32,7 +32,9 @@ pub struct QueueStats {
     pub by_priority: Vec<PriorityCount>,
     /// Shallowest first.
     pub by_depth: Vec<DepthCount>,
+    /// Requests that failed for good.
     pub failures: usize,
+    /// Those failures counted by error kind (its name).
     pub failures_by_kind: BTreeMap<String, usize>,
     /// Distinct requests ever queued (fingerprints in the seen set).
     pub seen: usize,
@@ -45,28 +47,39 @@ pub struct QueueStats {
     pub counters: Option<serde_json::Value>,
 }
 
+/// A host and how many requests it has queued.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostCount {
+    /// The host's key; `#ID` for a host id the state's host table lacks.
     pub host: String,
+    /// Requests queued for it.
     pub queued: usize,
 }
 
+/// A host its server asked to pause, and for how long still.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PausedHost {
+    /// The host's key.
     pub host: String,
     /// Seconds left, rounded up.
     pub secs: u64,
 }
 
+/// How many requests are queued at one priority.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PriorityCount {
+    /// A priority some queued request has.
     pub priority: Priority,
+    /// Requests queued at it.
     pub queued: usize,
 }
 
+/// How many requests are queued at one link depth.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DepthCount {
+    /// A link depth (start URLs are depth 0).
     pub depth: u32,
+    /// Requests queued at it.
     pub queued: usize,
 }
 

@@ -15,6 +15,8 @@
 //!   damaged or incompatible directories (kumo never silently starts over); [`StateLock`]
 //!   keeps every other process out of it, taken before anything in it is read or deleted.
 
+#![warn(missing_docs)]
+
 mod check;
 mod cookies;
 pub mod dir;

@@ -44,10 +44,14 @@ pub enum Durability {
 /// Settings of the embedded store.
 #[derive(Debug, Clone)]
 pub struct EmbeddedConfig {
+    /// The per-host rules work is handed out by.
     pub politeness: Politeness,
+    /// How long a lease lasts; a request whose lease is not completed by then is handed out
+    /// again.
     pub lease_ttl: Duration,
     /// Requests held in memory per host and priority level; the rest wait on disk.
     pub spill_at: usize,
+    /// How hard each commit pushes its bytes to disk.
     pub durability: Durability,
 }
 
@@ -219,6 +223,7 @@ impl EmbeddedStore {
         self.resumed
     }
 
+    /// The state directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -28,6 +28,8 @@ pub struct RedisConfig {
 }
 
 impl RedisConfig {
+    /// A worker's settings with the defaults: a lease back after 10 minutes, a worker dead 15 s
+    /// after its last heartbeat, calls retried for 5 minutes; no config id, default politeness.
     pub fn new(url: &str, crawl: &str, worker: &str) -> Self {
         RedisConfig {
             url: url.to_string(),

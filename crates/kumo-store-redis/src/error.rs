@@ -9,16 +9,33 @@ use kumo_frontier::FrontierError;
 pub enum RedisStoreError {
     /// The URL is not one the client understands.
     #[error("Redis URL {url:?}: {reason}")]
-    Url { url: String, reason: String },
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What the client found wrong with it.
+        reason: String,
+    },
     /// Redis could not be reached within the time allowed for an outage.
     #[error("Redis at {url} unreachable for {waited:?}: {last}")]
-    Unreachable { url: String, waited: Duration, last: String },
+    Unreachable {
+        /// The server's URL.
+        url: String,
+        /// How long the call was retried.
+        waited: Duration,
+        /// The last attempt's error.
+        last: String,
+    },
     /// Redis may evict keys: a crawl there could lose queued work or its seen set silently.
     #[error(
         "Redis at {url} has maxmemory-policy {policy}, which evicts keys: a crawl there could lose \
          work. Set it to noeviction (CONFIG SET maxmemory-policy noeviction)"
     )]
-    Evicting { url: String, policy: String },
+    Evicting {
+        /// The server's URL.
+        url: String,
+        /// Its `maxmemory-policy`, which is not `noeviction`.
+        policy: String,
+    },
     /// The crawl in Redis was started with another configuration.
     #[error("{0}; run the same spider configuration, or another crawl name (--crawl), or --fresh")]
     OtherConfig(String),
@@ -43,10 +60,20 @@ pub enum RedisStoreError {
     Cleared(String),
     /// `--fresh` while workers are still in the crawl would pull it from under them.
     #[error("crawl {crawl:?} has {workers} live worker(s); stop them before clearing it with --fresh")]
-    InUse { crawl: String, workers: u64 },
+    InUse {
+        /// The crawl's name.
+        crawl: String,
+        /// How many of its workers are alive (their liveness deadline not passed).
+        workers: u64,
+    },
     /// No crawl of that name in that Redis.
     #[error("no crawl {crawl:?} in Redis at {url} (kumo crawl --redis … --crawl NAME names it)")]
-    NoCrawl { url: String, crawl: String },
+    NoCrawl {
+        /// The server's URL.
+        url: String,
+        /// The crawl's name.
+        crawl: String,
+    },
     /// Redis answered something this version does not understand.
     #[error("unexpected reply from Redis: {0}")]
     Protocol(String),

@@ -300,6 +300,7 @@ impl RedisFrontier {
         self.call(&a).await.map(drop)
     }
 
+    /// The settings it was opened with.
     pub fn config(&self) -> &RedisConfig {
         &self.cfg
     }

@@ -20,6 +20,8 @@
 //!   ([`RedisStoreError::StateLost`], [`RedisStoreError::Cleared`]), never starting the crawl
 //!   over on its own.
 
+#![warn(missing_docs)]
+
 mod call;
 mod commit;
 mod config;

@@ -57,6 +57,8 @@
 //! the synthetic site point at `external_base` (a trap server the test runs) or at loopback
 //! addresses that nothing serves.
 
+#![warn(missing_docs)]
+
 mod body;
 mod directory;
 mod dns;

@@ -57,6 +57,7 @@ impl ForwardProxy {
         format!("http://{}", self.addr)
     }
 
+    /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -16,7 +16,9 @@ pub const SCRIPTED_INDEX: &str = "/js/index.html";
 /// Loads `/js/data.json` 200 ms after it loads, then links to [`FROM_FETCH`] and marks its
 /// body `data-ready`.
 pub const LATE: &str = "/js/late.html";
+/// The JSON [`LATE`] fetches: `{"links": [FROM_FETCH]}`.
 pub const DATA: &str = "/js/data.json";
+/// A plain page linked only by what [`LATE`] fetches.
 pub const FROM_FETCH: &str = "/js/from-fetch.html";
 /// Linked only inside `<noscript>`: a crawl without scripts finds it, a rendering one not.
 pub const NOSCRIPT_ONLY: &str = "/js/noscript-only.html";
@@ -24,6 +26,7 @@ pub const NOSCRIPT_ONLY: &str = "/js/noscript-only.html";
 pub const HANG: &str = "/js/hang.html";
 /// Opens an event stream that sends a comment a second for minutes: never network-idle.
 pub const STREAM: &str = "/js/stream.html";
+/// The event stream [`STREAM`] opens: `text/event-stream`, three bytes a second.
 pub const EVENTS: &str = "/js/events";
 /// Three images and a stylesheet, for blocking.
 pub const HEAVY: &str = "/js/heavy.html";
@@ -33,7 +36,9 @@ pub const COOKIE: &str = "/js/cookie.html";
 /// The scripted shop's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScriptedSite {
+    /// Product pages, `/js/p/{i}.html`.
     pub products: usize,
+    /// Products listed per category page, `/js/c/{c}.html`.
     pub per_category: usize,
 }
 
@@ -64,6 +69,7 @@ impl ScriptedSite {
         (format!("Scripted widget {i}"), format!("{}.{:02}", 10 + i * 7 % 90, i * 13 % 100))
     }
 
+    /// What a crawl of this shop finds, with scripts run and without.
     pub fn truth(&self) -> ScriptedTruth {
         let mut rendered_pages: BTreeSet<String> =
             [SCRIPTED_INDEX, LATE, FROM_FETCH].iter().map(|s| s.to_string()).collect();

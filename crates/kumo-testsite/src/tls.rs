@@ -11,7 +11,9 @@ use tokio_rustls::TlsAcceptor;
 /// A certificate chain (the server's first) and its private key, both PEM.
 #[derive(Debug, Clone)]
 pub struct TlsIdentity {
+    /// The certificates, the server's first, PEM.
     pub cert_chain_pem: Vec<u8>,
+    /// The server certificate's private key, PEM.
     pub key_pem: Vec<u8>,
 }
 

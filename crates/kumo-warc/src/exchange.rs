@@ -11,14 +11,21 @@ pub struct Exchange<'a> {
     /// When the request was sent: the WARC-Date of every record of the exchange (UTC, to the
     /// second).
     pub date: SystemTime,
+    /// The request's method.
     pub method: &'a http::Method,
     /// The request headers as sent. The request record is reconstructed: `GET /path?query
     /// HTTP/1.1`, then `host` (from the target, with a port only if not the default) unless the
     /// map has one, then the map's headers in its iteration order.
     pub request_headers: &'a http::HeaderMap,
+    /// The request body as sent; empty for none.
     pub request_body: &'a [u8],
+    /// The HTTP version spoken, which WARC-Protocol names. The heads are written as HTTP/1.1
+    /// (HTTP/1.0 for 1.0 and 0.9) whatever it was.
     pub version: http::Version,
+    /// The response's status code.
     pub status: http::StatusCode,
+    /// The response headers as received. The record renames `Transfer-Encoding` and makes
+    /// `Content-Length` match the stored payload (not for a 304, nor a truncated payload).
     pub response_headers: &'a http::HeaderMap,
     /// The body as it came over the wire: transfer coding (chunking) already removed, content
     /// coding (gzip, br...) kept.
@@ -43,7 +50,10 @@ pub enum Revisit {
     /// A body identical to one the crawl archived before: profile
     /// `…/revisit/identical-payload-digest`, WARC-Payload-Digest of the (identical) payload,
     /// `WARC-Refers-To-Target-URI` = target, `WARC-Refers-To-Date` when known.
-    IdenticalPayload { refers_to_date: Option<SystemTime> },
+    IdenticalPayload {
+        /// When the archived original was fetched, if known.
+        refers_to_date: Option<SystemTime>,
+    },
 }
 
 impl Revisit {

@@ -26,6 +26,8 @@
 //! Architecture invariant: nothing here does network I/O or knows the crawler's types; the
 //! writer never syncs on its own except when it closes a file.
 
+#![warn(missing_docs)]
+
 mod cdxj;
 mod date;
 mod digest;

@@ -15,13 +15,21 @@ pub struct RecordInfo {
     pub offset: u64,
     /// The member's compressed length.
     pub length: u64,
+    /// WARC-Type: `response`, `request`, `revisit`, `metadata`, `warcinfo`...
     pub warc_type: String,
+    /// WARC-Record-ID, angle brackets included.
     pub record_id: String,
+    /// WARC-Date, as written.
     pub date: String,
+    /// WARC-Target-URI.
     pub target: Option<String>,
+    /// WARC-Concurrent-To: the id of the record this one goes with.
     pub concurrent_to: Option<String>,
+    /// WARC-Payload-Digest.
     pub payload_digest: Option<String>,
+    /// WARC-Block-Digest.
     pub block_digest: Option<String>,
+    /// The record's Content-Type (of its block).
     pub content_type: Option<String>,
     /// The block's length.
     pub content_length: u64,
@@ -43,7 +51,9 @@ impl RecordInfo {
 /// One record: what [`RecordInfo`] says of it, and its block (the bytes Content-Length counts).
 #[derive(Debug, Clone)]
 pub struct Record {
+    /// Its header fields and place in the file.
     pub info: RecordInfo,
+    /// Its block, without the CRLF CRLF that follows it.
     pub block: Vec<u8>,
 }
 
@@ -55,6 +65,7 @@ pub struct WarcReader {
 }
 
 impl WarcReader {
+    /// Opens the file at `path`; records are read as the iterator asks for them.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, WarcError> {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(WarcError::io(&path))?;

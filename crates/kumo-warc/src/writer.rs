@@ -23,8 +23,10 @@ use crate::warcinfo::warcinfo;
 /// One gigabyte, the size at which a file is closed by default.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 1_000_000_000;
 
+/// Where and how a [`WarcWriter`] writes its files.
 #[derive(Debug, Clone)]
 pub struct WarcConfig {
+    /// The folder of the files, created if missing.
     pub dir: PathBuf,
     /// File names: `{prefix}-{YYYYMMDDhhmmss}-{seq:05}.warc.gz` (the time the file was started,
     /// UTC; seq from 00000).
@@ -41,6 +43,8 @@ pub struct WarcConfig {
     pub info: Vec<(String, String)>,
     /// The warcinfo's `software`, e.g. "kumo/0.1.0".
     pub software: String,
+    /// Settings of the warcinfo records the writer makes. Records from
+    /// [`build`](crate::build) come compressed already, with the options given to it.
     pub record: RecordOptions,
 }
 
@@ -65,11 +69,13 @@ impl WarcConfig {
 pub struct WarcPosition {
     /// The file's final name (`….warc.gz`, without `.open`).
     pub file: String,
+    /// The file's sequence number, as in its name.
     pub seq: u32,
     /// Its length up to the end of the last appended record.
     pub offset: u64,
 }
 
+/// Appends [`Records`] to rolling `.warc.gz` files, fresh or resumed ([`WarcWriter::open`]).
 pub struct WarcWriter {
     cfg: WarcConfig,
     current: Option<OpenFile>,

@@ -10,6 +10,7 @@ pub use kumo_core::DnsErrorKind;
 pub struct DnsError {
     /// The host name as it was looked up (lower case, without a trailing dot).
     pub host: String,
+    /// What kind of failure it was (NXDOMAIN, NODATA, a timeout, ...).
     pub kind: DnsErrorKind,
     /// What the name servers or the resolver said beyond the kind (`SERVFAIL`, a deadline);
     /// may be empty.

@@ -104,14 +104,20 @@ pub struct DnsSnapshot {
 /// Failed lookups by kind (cached failures served again are cache hits, not counted here).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct DnsFailures {
+    /// NXDOMAIN: the name does not exist.
     pub no_such_name: u64,
+    /// NODATA: the name has no address of the kinds asked for.
     pub no_address: u64,
+    /// No answer in time.
     pub timeout: u64,
+    /// The name server answered with a failure code (SERVFAIL, REFUSED, ...).
     pub server_failure: u64,
+    /// Any other failure.
     pub other: u64,
 }
 
 impl DnsFailures {
+    /// Failed lookups of every kind.
     pub fn total(&self) -> u64 {
         self.no_such_name + self.no_address + self.timeout + self.server_failure + self.other
     }

@@ -182,6 +182,7 @@ impl DnsResolver {
         Ok(DnsResolver { inner: Arc::new(inner) })
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &DnsConfig {
         &self.inner.cfg
     }

@@ -24,6 +24,8 @@ where
     a_domain_queues_its_budget(&make(suite(0, 3))).await;
 }
 
+/// A host queues its budget and no more; the rest is reported, not marked seen. Needs the
+/// budget [`run_budgets`] gives it.
 pub async fn a_host_queues_its_budget(f: &impl Frontier) {
     let urls =
         ["http://a.test/1", "http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1"];
@@ -42,6 +44,8 @@ pub async fn a_host_queues_its_budget(f: &impl Frontier) {
     assert_eq!((s.hosts_over_budget, s.domains_over_budget), (1, 0));
 }
 
+/// A registrable domain's hosts together queue its budget and no more. Needs the budget
+/// [`run_budgets`] gives it.
 pub async fn a_domain_queues_its_budget(f: &impl Frontier) {
     let urls = [
         "http://a.farm.test/",

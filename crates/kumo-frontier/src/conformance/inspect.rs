@@ -8,6 +8,7 @@ use kumo_core::ErrorKind;
 use super::{done, lease_all, req};
 use crate::{Completion, FailureRecord, Frontier};
 
+/// A failed lease leaves the queue and is recorded with its kind.
 pub async fn failures_are_recorded(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0)]).await.expect("push");
     let l = lease_all(f).await.pop().expect("one lease");

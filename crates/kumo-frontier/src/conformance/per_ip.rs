@@ -40,6 +40,8 @@ async fn resolve_all(f: &impl Frontier) {
     }
 }
 
+/// No host goes before its address is known, and names on one address share its slot. Needs
+/// the per-IP policy [`run_per_ip`] gives it.
 pub async fn names_on_one_address_share_its_slot(f: &impl Frontier) {
     let urls = ["http://a.test/1", "http://b.test/1", "http://c.test/1", "http://a.test/2"];
     f.push(urls.iter().map(|u| req(u, 0)).collect()).await.expect("push");
@@ -68,6 +70,7 @@ pub async fn names_on_one_address_share_its_slot(f: &impl Frontier) {
     assert_eq!(left, 0, "a.test's and b.test's requests all went");
 }
 
+/// Names on one address wait out its gap. Needs the per-IP policy [`run_per_ip`] gives it.
 pub async fn an_address_spaces_its_names(f: &impl Frontier) {
     f.push(vec![req("http://a.test/1", 0), req("http://b.test/1", 0)]).await.expect("push");
     resolve_all(f).await;

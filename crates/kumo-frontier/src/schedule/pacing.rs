@@ -1,9 +1,12 @@
-//! What of a host's politeness survives a restart: its Crawl-delay floor, learned delay,
-//! next turn (a pause included), last lease and pages queued against its budget.
+//! What of a host's politeness survives a restart (its Crawl-delay floor, learned delay, next
+//! turn with a pause, last lease and pages queued against its budget), and what the crawl
+//! learns of a host while it runs.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::HostTable;
+use crate::HostAdjustment;
 use crate::instant::later;
 
 /// See [`HostTable::pacing`].
@@ -16,7 +19,9 @@ pub struct HostPacing {
     pub floor: Duration,
     /// The adaptive throttle's learned delay, if it set one.
     pub learned: Option<Duration>,
+    /// When the host may next go, its pause included.
     pub next_at: Instant,
+    /// Its last lease, if it had one.
     pub last_lease: Option<Instant>,
     /// Pages of the host queued over the crawl (with a page budget; else 0).
     pub admitted: u64,
@@ -75,5 +80,42 @@ impl HostTable {
         }
         h.last_lease = last_lease.into();
         self.schedule(i, now);
+    }
+}
+
+/// What the crawl learns of a host while it runs, and what of it the store must keep.
+impl HostTable {
+    /// Applies what the crawl learned about a host. Returns the host's index.
+    pub fn adjust(&mut self, host_key: &str, adj: HostAdjustment, now: Instant) -> usize {
+        let (i, _) = self.host_for(host_key, now);
+        let h = &mut self.hosts[i];
+        if let Some(d) = adj.min_delay.filter(|d| *d > h.floor()) {
+            h.rare_mut().floor = d;
+        }
+        if let Some(d) = adj.learned_delay {
+            let rare = h.rare_mut();
+            rare.learned = Some(d.max(rare.rule_delay));
+        }
+        h.update_delay();
+        if let Some(p) = adj.pause {
+            h.pause(later(now, p));
+        }
+        self.schedule(i, now);
+        i
+    }
+
+    /// The hosts with a learned delay, and that delay.
+    pub fn learned_delays(&self) -> Vec<(Arc<str>, Duration)> {
+        self.hosts.iter().filter_map(|h| Some((Arc::from(&*h.key), h.learned()?))).collect()
+    }
+
+    /// Hosts whose kept state changed since the last call: paced hosts (with a delay or rate
+    /// limits) leased, and hosts that queued pages against a budget.
+    pub fn take_paced_leases(&mut self) -> Vec<usize> {
+        let v = std::mem::take(&mut self.paced_dirty);
+        for &i in &v {
+            self.hosts[i].pacing_dirty = false;
+        }
+        v
     }
 }

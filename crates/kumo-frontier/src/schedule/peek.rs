@@ -13,11 +13,13 @@ use crate::FrontierError;
 /// One host's queue as a running crawl shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostQueue {
+    /// The host's key (`host[:port]`).
     pub host: String,
     /// Requests queued, those backing off included.
     pub queued: usize,
     /// Leased (with Redis: or held in a worker's reserve, so not queued there).
     pub in_flight: usize,
+    /// Retried requests waiting out their back-off.
     pub backing_off: usize,
     /// The next requests it hands out, at most as many as asked for.
     pub next: Vec<QueuedRequest>,
@@ -26,9 +28,13 @@ pub struct HostQueue {
 /// A queued request, without its headers and body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueuedRequest {
+    /// The URL to fetch.
     pub url: String,
+    /// Links followed from a start URL (which is depth 0).
     pub depth: u32,
+    /// Higher goes first.
     pub priority: i32,
+    /// Times it was retried so far.
     pub retries: u32,
     /// `page`, `sitemap` or `revisit`.
     pub kind: &'static str,

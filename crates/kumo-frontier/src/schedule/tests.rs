@@ -3,7 +3,7 @@
 use kumo_core::{Request, Url};
 
 use super::*;
-use crate::{HostRule, RateLimit};
+use crate::{HostAdjustment, HostRule, RateLimit};
 
 fn table() -> HostTable {
     let open = HostPolicy { parallelism: 100, ..Default::default() };

@@ -17,6 +17,7 @@ use crate::instant::later;
 /// A host as `kumo frontier hosts` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostView {
+    /// The host's key (`host[:port]`).
     pub key: Arc<str>,
     /// Requests queued, those backing off included.
     pub queued: usize,
@@ -31,6 +32,7 @@ pub struct HostView {
 /// A pause cut short by [`HostTable::cap_pauses`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiftedPause {
+    /// The host's key.
     pub host: Arc<str>,
     /// How much longer the host would have waited.
     pub was: Duration,

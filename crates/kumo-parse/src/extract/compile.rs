@@ -43,6 +43,7 @@ pub(super) enum Compiled {
 }
 
 impl CompiledModel {
+    /// The model's name, as its definition gives it.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -65,7 +66,9 @@ impl CompiledModel {
 pub struct ModelError {
     /// The top-level model's name.
     pub model: String,
+    /// Where in the model the problem is.
     pub place: Place,
+    /// What is wrong there.
     pub problem: Problem,
 }
 
@@ -93,14 +96,42 @@ impl fmt::Display for Place {
 /// What is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Problem {
+    /// A CSS selector that does not parse.
     #[error("invalid CSS selector {selector:?}: {reason}")]
-    Css { selector: String, reason: String },
+    Css {
+        /// The selector as written.
+        selector: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An XPath expression that does not parse, or nests past
+    /// [`MAX_XPATH_NESTING`](crate::extract::MAX_XPATH_NESTING) or
+    /// [`MAX_XPATH_CLAUSES`](crate::extract::MAX_XPATH_CLAUSES).
     #[error("invalid XPath {expression:?}: {reason}")]
-    XPath { expression: String, reason: String },
+    XPath {
+        /// The expression as written.
+        expression: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A regex that does not build: bad syntax, or past
+    /// [`REGEX_SIZE_LIMIT`](crate::extract::REGEX_SIZE_LIMIT) or
+    /// [`REGEX_NEST_LIMIT`](crate::extract::REGEX_NEST_LIMIT).
     #[error("invalid regex {pattern:?}: {reason}")]
-    Regex { pattern: String, reason: String },
+    Regex {
+        /// The pattern as written.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A JSONPath that does not parse, or nests past [`MAX_JSONPATH_NESTING`].
     #[error("invalid JSONPath {path:?}: {reason}")]
-    JsonPath { path: String, reason: String },
+    JsonPath {
+        /// The path as written.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A combination of settings that cannot work (stated in the message).
     #[error("{0}")]
     Invalid(String),

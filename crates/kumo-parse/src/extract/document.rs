@@ -124,10 +124,12 @@ impl<'a> Document<'a> {
         let _ = self.too_deep.set(true);
     }
 
+    /// The page's body as text.
     pub fn body(&self) -> &str {
         &self.body
     }
 
+    /// The page's URL.
     pub fn url(&self) -> &Url {
         &self.url
     }

@@ -29,12 +29,24 @@ pub const MAX_VALUE_BYTES: usize = 64 << 20;
 /// Why the models could not run on a page. The page is failed, not the model.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ExtractError {
+    /// The page nests elements deeper than the limit: no DOM is built for it.
     #[error("the page nests elements deeper than {limit} levels, so no model runs on it")]
-    TooDeep { limit: usize },
+    TooDeep {
+        /// The deepest nesting allowed ([`MAX_DEPTH`]).
+        limit: usize,
+    },
+    /// The models on the page ran past its time budget.
     #[error("extraction ran past its budget of {} ms on this page", budget.as_millis())]
-    Timeout { budget: Duration },
+    Timeout {
+        /// The page's budget ([`EXTRACT_BUDGET`] unless its document was given another).
+        budget: Duration,
+    },
+    /// The values taken from the page hold more text than the limit.
     #[error("the values extracted from this page exceed {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The most bytes allowed ([`MAX_VALUE_BYTES`]).
+        limit: usize,
+    },
 }
 
 impl ExtractError {

@@ -22,7 +22,9 @@ use serde::Deserialize;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(try_from = "super::de::RawModel")]
 pub struct Model {
+    /// The model's name, which its errors give.
     pub name: String,
+    /// The fields of each item, in order: at least one, their names unique in the model.
     pub fields: Vec<Field>,
     /// Each match of `root` yields one item, its fields looked up inside the match. Absent: one
     /// item per page.
@@ -33,6 +35,7 @@ pub struct Model {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(try_from = "super::de::RawField")]
 pub struct Field {
+    /// The value's key in the item; not blank.
     pub name: String,
     /// How to find the field's matches.
     pub selector: Selector,
@@ -83,6 +86,7 @@ pub enum Take {
 }
 
 impl Model {
+    /// A model of `fields` without a root: one item per page.
     pub fn new(name: impl Into<String>, fields: Vec<Field>) -> Self {
         Model { name: name.into(), fields, root: None }
     }
@@ -109,18 +113,22 @@ impl Field {
         }
     }
 
+    /// A field found with a CSS selector, with the defaults of [`Field::new`].
     pub fn css(name: impl Into<String>, selector: impl Into<String>) -> Self {
         Field::new(name, Selector::css(selector))
     }
 
+    /// A field found with an XPath expression, with the defaults of [`Field::new`].
     pub fn xpath(name: impl Into<String>, expression: impl Into<String>) -> Self {
         Field::new(name, Selector::xpath(expression))
     }
 
+    /// A field found with a regex over the body, with the defaults of [`Field::new`].
     pub fn regex(name: impl Into<String>, pattern: impl Into<String>) -> Self {
         Field::new(name, Selector::regex(pattern))
     }
 
+    /// A field found with a JSONPath query, with the defaults of [`Field::new`].
     pub fn json(name: impl Into<String>, path: impl Into<String>) -> Self {
         Field::new(name, Selector::json(path))
     }
@@ -131,16 +139,19 @@ impl Field {
         self
     }
 
+    /// Sets what to take from each match (CSS and XPath matches only).
     pub fn take(mut self, take: Take) -> Self {
         self.take = take;
         self
     }
 
+    /// Takes every match, as an array.
     pub fn list(mut self) -> Self {
         self.list = true;
         self
     }
 
+    /// Makes an item without a value for this field invalid.
     pub fn required(mut self) -> Self {
         self.required = true;
         self
@@ -158,6 +169,7 @@ impl Field {
         self
     }
 
+    /// Follows the values as URLs, and keeps them in the item too.
     pub fn dig(mut self) -> Self {
         self.dig = true;
         self
@@ -165,18 +177,22 @@ impl Field {
 }
 
 impl Selector {
+    /// A CSS selector.
     pub fn css(selector: impl Into<String>) -> Self {
         Selector::Css(selector.into())
     }
 
+    /// An XPath expression.
     pub fn xpath(expression: impl Into<String>) -> Self {
         Selector::XPath(expression.into())
     }
 
+    /// A regular expression.
     pub fn regex(pattern: impl Into<String>) -> Self {
         Selector::Regex(pattern.into())
     }
 
+    /// A JSONPath query.
     pub fn json(path: impl Into<String>) -> Self {
         Selector::Json(path.into())
     }

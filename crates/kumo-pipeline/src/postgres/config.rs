@@ -11,6 +11,7 @@ const MAX_IDENT: usize = 63;
 pub struct PgSinkConfig {
     /// One identifier (quoted as given: `a.b` is a table named `a.b` in the current schema).
     pub table: String,
+    /// The table's shape: typed columns, or whole items in one `jsonb` column.
     pub mode: PgMode,
     /// Fields that identify an item. With a key, writing an item whose key is already in the
     /// table updates that row instead of adding one, so re-sending items (resuming after a
@@ -31,11 +32,14 @@ pub enum PgMode {
 /// One column of [`PgMode::Columns`]; `name` is both the item field and the column name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnSpec {
+    /// The item field, and the column's name.
     pub name: String,
+    /// The column's type.
     pub ty: PgType,
 }
 
 impl ColumnSpec {
+    /// The column `name` of type `ty`.
     pub fn new(name: impl Into<String>, ty: PgType) -> Self {
         ColumnSpec { name: name.into(), ty }
     }

@@ -27,16 +27,22 @@ struct Step {
 /// One processor's counts, as the summary shows them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ProcessorStats {
+    /// The processor's [`name`](Processor::name).
     pub name: String,
+    /// Items it was given.
     pub seen: u64,
+    /// Items it passed on.
     pub kept: u64,
+    /// Items it left out on purpose.
     pub dropped: u64,
+    /// Items it found invalid.
     pub invalid: u64,
 }
 
 /// What a chain let through, and the problems (invalid items) it met.
 #[derive(Debug, Default)]
 pub struct ChainOutput {
+    /// The items that came through, in order.
     pub items: Vec<Item>,
     /// One line per invalid item: `processor: reason`.
     pub problems: Vec<String>,
@@ -49,6 +55,7 @@ impl Default for ProcessorChain {
 }
 
 impl ProcessorChain {
+    /// A chain with no processors; with `fail_fast`, an invalid item goes no further.
     pub fn new(fail_fast: bool) -> Self {
         ProcessorChain { steps: Vec::new(), fail_fast }
     }
@@ -59,6 +66,7 @@ impl ProcessorChain {
         self
     }
 
+    /// Adds a processor at the end.
     pub fn push(&mut self, processor: Box<dyn Processor>) {
         self.steps.push(Step {
             processor,
@@ -69,10 +77,12 @@ impl ProcessorChain {
         });
     }
 
+    /// Whether the chain has no processors.
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
     }
 
+    /// How many processors it has.
     pub fn len(&self) -> usize {
         self.steps.len()
     }
@@ -109,6 +119,7 @@ impl ProcessorChain {
         out
     }
 
+    /// Whether an invalid item stops where it was found invalid.
     pub fn fail_fast(&self) -> bool {
         self.fail_fast
     }
@@ -139,6 +150,7 @@ impl ProcessorChain {
         }
     }
 
+    /// Each processor's counts so far, in chain order.
     pub fn stats(&self) -> Vec<ProcessorStats> {
         self.steps
             .iter()

@@ -30,6 +30,7 @@ struct Seen {
 }
 
 impl DedupByKey {
+    /// De-duplicates on the values of `fields`, taken together.
     pub fn new<S: Into<String>>(fields: impl IntoIterator<Item = S>) -> Self {
         DedupByKey { fields: fields.into_iter().map(Into::into).collect(), seen: Mutex::default() }
     }
@@ -43,6 +44,7 @@ impl DedupByKey {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether no key was seen yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -24,6 +24,7 @@ pub struct DropIf {
 }
 
 impl DropIf {
+    /// Drops the items whose `field` passes `test`.
     pub fn new(field: impl Into<String>, test: Match) -> Self {
         DropIf { field: field.into(), test }
     }

@@ -63,6 +63,7 @@ pub trait Processor: Send + Sync {
     /// A short name for the summary (`dedup(text)`).
     fn name(&self) -> String;
 
+    /// Decides about one item: keep it (maybe changed), drop it, or find it invalid.
     fn process(&self, item: Item) -> ProcessOutcome;
 
     /// State entries added since the last call (for checkpoints). Stateless processors keep the default.

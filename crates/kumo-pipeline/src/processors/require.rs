@@ -10,6 +10,7 @@ pub struct Require {
 }
 
 impl Require {
+    /// Requires every one of `fields`.
     pub fn new<S: Into<String>>(fields: impl IntoIterator<Item = S>) -> Self {
         Require { fields: fields.into_iter().map(Into::into).collect() }
     }

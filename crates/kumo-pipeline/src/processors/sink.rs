@@ -23,11 +23,14 @@ pub struct ProcessingSink {
 }
 
 impl ProcessingSink {
+    /// `chain` in front of `sinks`; with `fail_fast`, a failing sink keeps the batch from the
+    /// sinks after it.
     pub fn new(chain: ProcessorChain, sinks: Vec<Box<dyn Sink>>, fail_fast: bool) -> Self {
         let inner_offsets = vec![(None, None); sinks.len()];
         ProcessingSink { chain, sinks, fail_fast, problems: 0, inner_offsets }
     }
 
+    /// Its processor chain.
     pub fn chain(&self) -> &ProcessorChain {
         &self.chain
     }

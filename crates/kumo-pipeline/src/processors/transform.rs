@@ -13,6 +13,7 @@ pub struct Rename {
 }
 
 impl Rename {
+    /// Renames the field `from` to `to`.
     pub fn new(from: impl Into<String>, to: impl Into<String>) -> Self {
         Rename { from: from.into(), to: to.into() }
     }
@@ -43,6 +44,7 @@ pub struct Set {
 }
 
 impl Set {
+    /// Sets `field` to `value` in every item.
     pub fn new(field: impl Into<String>, value: impl Into<Value>) -> Self {
         Set { field: field.into(), value: value.into() }
     }
@@ -65,6 +67,7 @@ pub struct Remove {
 }
 
 impl Remove {
+    /// Removes `fields` from every item (those it has).
     pub fn new<S: Into<String>>(fields: impl IntoIterator<Item = S>) -> Self {
         Remove { fields: fields.into_iter().map(Into::into).collect() }
     }
@@ -90,6 +93,7 @@ pub struct OnlyModel {
 }
 
 impl OnlyModel {
+    /// Runs `inner` on the items of `model` only.
     pub fn new(model: impl Into<String>, inner: Box<dyn Processor>) -> Self {
         OnlyModel { model: model.into(), inner }
     }

@@ -23,6 +23,7 @@ impl<'a> Ctx<'a> {
         Analysis { requests: self.requests, items: self.items, issues: self.issues, ..Analysis::default() }
     }
 
+    /// The response the callbacks run on.
     pub fn response(&self) -> &'a Response {
         self.resp
     }

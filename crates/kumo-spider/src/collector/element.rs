@@ -22,10 +22,12 @@ impl<'a> Element<'a> {
         self.el
     }
 
+    /// The element's text, trimmed, with runs of whitespace collapsed to one space.
     pub fn text(&self) -> String {
         clean(self.el.text())
     }
 
+    /// The value of attribute `name` as written (not trimmed); `None` when absent.
     pub fn attr(&self, name: &str) -> Option<&'a str> {
         self.el.value().attr(name)
     }

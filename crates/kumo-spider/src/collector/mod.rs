@@ -48,7 +48,9 @@ type RequestFn = Arc<dyn Fn(&Request) + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 #[error("bad CSS selector {selector:?}: {message}")]
 pub struct SelectorError {
+    /// The selector as given.
     pub selector: String,
+    /// What the CSS parser found wrong with it.
     pub message: String,
 }
 
@@ -64,6 +66,7 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// A collector without callbacks.
     pub fn new() -> Self {
         Collector::default()
     }

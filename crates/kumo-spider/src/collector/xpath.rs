@@ -25,7 +25,9 @@ use super::xpath_node::XPathNode;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad XPath expression {expression:?}: {reason}")]
 pub struct XPathError {
+    /// The expression as given.
     pub expression: String,
+    /// Why it was refused.
     pub reason: String,
 }
 

@@ -39,6 +39,7 @@ impl<'p> XPathNode<'p> {
         self.index
     }
 
+    /// The element's text, trimmed, with runs of whitespace collapsed; empty when it has none.
     pub fn text(&self) -> String {
         self.string(&Ask::text()).unwrap_or_default()
     }

@@ -28,12 +28,20 @@ pub enum Cadence {
     /// At a fixed period from the anchor.
     Every(Duration),
     /// At a cron pattern's times (5 fields, or 6 with seconds first), on the clock of `tz`.
-    Cron { pattern: String, cron: Box<Cron>, tz: Tz },
+    Cron {
+        /// The pattern as written, trimmed.
+        pattern: String,
+        /// The pattern, parsed.
+        cron: Box<Cron>,
+        /// The time zone whose clock the pattern is read on.
+        tz: Tz,
+    },
 }
 
 /// A site's schedule, as its spider file gives it.
 #[derive(Debug, Clone)]
 pub struct Schedule {
+    /// How often it runs.
     pub cadence: Cadence,
     /// The first run (and the anchor of the ticks); none: when the schedule is first seen.
     pub start: Option<SystemTime>,

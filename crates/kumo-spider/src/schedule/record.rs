@@ -21,11 +21,13 @@ pub struct ScheduleRecord {
     pub runs_done: u32,
     /// Run `runs_done + 1` started and has not finished: the next daemon goes on with it.
     pub running: bool,
+    /// When the last run started; `None` before the first.
     pub last_start_ms: Option<u64>,
     /// The tick the last run stood for (its start, on the schedule's grid): the time its pages
     /// count as checked, so that they fall due by the next tick.
     #[serde(default)]
     pub last_tick_ms: Option<u64>,
+    /// When the last run that finished ended; `None` before one has.
     pub last_end_ms: Option<u64>,
     /// Ticks that went by while the daemon was down or a run was under way (each such gap
     /// ran once).

@@ -24,19 +24,35 @@ pub enum DnsBehaviour {
     /// seconds. A query of another type for the name is answered as [`DnsBehaviour::NoData`]
     /// with the zone's default negative TTL, as a real zone answers AAAA for an A-only name
     /// (and so is an A query when `addrs` is empty).
-    A { addrs: Vec<Ipv4Addr>, ttl: u32 },
+    A {
+        /// The addresses, in answer order.
+        addrs: Vec<Ipv4Addr>,
+        /// Their TTL, in seconds.
+        ttl: u32,
+    },
     /// NXDOMAIN, with an SOA in the authority section whose TTL and minimum are both
     /// `negative_ttl`: how long a resolver may cache the name's non-existence (RFC 2308).
-    NxDomain { negative_ttl: u32 },
+    NxDomain {
+        /// The SOA's TTL and minimum, in seconds.
+        negative_ttl: u32,
+    },
     /// NOERROR without an answer (the name exists, but has no record of the type asked), with
     /// the SOA in the authority section as for [`DnsBehaviour::NxDomain`].
-    NoData { negative_ttl: u32 },
+    NoData {
+        /// The SOA's TTL and minimum, in seconds.
+        negative_ttl: u32,
+    },
     /// Never answers: the client times out.
     Silent,
     /// SERVFAIL, with nothing else.
     ServFail,
     /// Answers as `then` does, `delay` after the query arrived.
-    Delayed { delay: Duration, then: Box<DnsBehaviour> },
+    Delayed {
+        /// How long after the query arrived the answer goes.
+        delay: Duration,
+        /// The answer.
+        then: Box<DnsBehaviour>,
+    },
 }
 
 impl DnsBehaviour {
@@ -104,14 +120,17 @@ impl DnsZone {
         self.names.remove(&zone_key(name))
     }
 
+    /// What `name` gets, if the table has it.
     pub fn get(&self, name: &str) -> Option<&DnsBehaviour> {
         self.names.get(&zone_key(name))
     }
 
+    /// Names in the table.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether the table has no name: every name is NXDOMAIN.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

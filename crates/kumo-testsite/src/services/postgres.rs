@@ -56,6 +56,7 @@ impl Postgres {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// The server's TCP port on 127.0.0.1.
     pub fn port(&self) -> u16 {
         self.port
     }

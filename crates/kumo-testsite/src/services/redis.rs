@@ -59,7 +59,9 @@ pub enum Appendfsync {
     /// Before every reply: a killed server has lost nothing it acknowledged.
     #[default]
     Always,
+    /// Once a second: a killed server may lose about the last second of writes.
     Everysec,
+    /// When the operating system flushes: a killed server may lose more.
     No,
 }
 
@@ -79,6 +81,7 @@ pub struct RedisOptions {
     /// The append-only file (on by default). Off, the server keeps no data at all (`--appendonly
     /// no --save ""`): a restart comes back empty, as a server run without persistence does.
     pub appendonly: bool,
+    /// When the append-only file is fsynced ([`Appendfsync::Always`] by default).
     pub appendfsync: Appendfsync,
     /// `maxmemory-policy`; `None` leaves the server's default (`noeviction`).
     pub maxmemory_policy: Option<String>,
@@ -128,6 +131,7 @@ impl Redis {
         format!("redis+unix://{}", self.dir.join(SOCKET).display())
     }
 
+    /// The server's TCP port on 127.0.0.1 (the same after [`Redis::restart`]).
     pub fn port(&self) -> u16 {
         self.port
     }

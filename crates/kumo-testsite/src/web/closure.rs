@@ -13,7 +13,9 @@ use super::links::{Link, allowed, for_each_link, parse_path};
 /// Page budgets as a crawl was given them (`None`: no budget).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PageBudgets {
+    /// The most pages of one host.
     pub per_host: Option<usize>,
+    /// The most pages of one registrable domain.
     pub per_domain: Option<usize>,
 }
 
@@ -22,6 +24,7 @@ pub struct PageBudgets {
 pub struct Closure {
     /// Linked pages the crawl should have fetched and did not (a few examples, and the count).
     pub missed: Vec<String>,
+    /// How many linked pages were missed (`missed` holds at most five).
     pub missed_count: usize,
     /// Fetched URLs that are no page of the web.
     pub strangers: Vec<String>,
@@ -34,6 +37,7 @@ pub struct Closure {
 }
 
 impl Closure {
+    /// Whether the crawl passes: nothing missed, no stranger, no budget overrun.
     pub fn holds(&self) -> bool {
         self.missed_count == 0 && self.strangers.is_empty() && self.over_budget.is_empty()
     }

@@ -51,7 +51,9 @@ impl Default for Rules {
 /// How often one rule was broken, with a few examples.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Times the rule was broken.
     pub count: usize,
+    /// The first few breaches, described.
     pub examples: Vec<String>,
 }
 

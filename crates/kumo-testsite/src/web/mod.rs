@@ -73,6 +73,7 @@ pub struct WebConfig {
     pub latency: Duration,
     /// Ordinary hosts that answer after `slow_latency` instead.
     pub slow_hosts: usize,
+    /// How long a slow host waits before each response's head.
     pub slow_latency: Duration,
     /// Names whose address has no listener: connections are refused.
     pub refusing_hosts: usize,
@@ -86,7 +87,9 @@ pub struct WebConfig {
     pub trap: bool,
     /// The spam farm: `spam_domains` domains of `spam_hosts` hosts of `spam_pages` pages.
     pub spam_domains: usize,
+    /// Hosts per spam domain.
     pub spam_hosts: usize,
+    /// Pages per spam host.
     pub spam_pages: usize,
     /// How ordinary hosts' robots.txt files are drawn.
     pub robots: RobotsMix,
@@ -101,10 +104,15 @@ pub struct WebConfig {
 /// Crawl-delay (it gets allow-all instead), so that a full crawl stays short.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RobotsMix {
+    /// Weight of [`Robots::NotFound`].
     pub not_found: u32,
+    /// Weight of [`Robots::AllowAll`].
     pub allow_all: u32,
+    /// Weight of [`Robots::Disallow`].
     pub disallow: u32,
+    /// Weight of [`Robots::CrawlDelay`].
     pub crawl_delay: u32,
+    /// Weight of [`Robots::ServerError`].
     pub server_error: u32,
 }
 

@@ -72,6 +72,7 @@ impl Robots {
         }
     }
 
+    /// The `Crawl-delay` the file sets, if it sets one.
     pub fn crawl_delay(self) -> Option<Duration> {
         match self {
             Robots::CrawlDelay(d) => Some(d),
@@ -88,6 +89,7 @@ impl Robots {
 /// One name of the web.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WebHost {
+    /// The host name, e.g. `h3.d1.test`.
     pub name: String,
     /// The registrable domain, e.g. `d7.test`.
     pub domain: String,
@@ -95,7 +97,9 @@ pub struct WebHost {
     pub addr: Option<Ipv4Addr>,
     /// Pages it serves: 1 for names that fail (their linked `/`), `u32::MAX` for the trap.
     pub pages: u32,
+    /// Its role in the web.
     pub kind: HostKind,
+    /// What its robots.txt says.
     pub robots: Robots,
     /// Answers after [`WebConfig::slow_latency`].
     pub slow: bool,

@@ -143,6 +143,7 @@ impl SyntheticWeb {
         self.truth.url(host, path)
     }
 
+    /// What the web holds and what a correct crawl of it does.
     pub fn truth(&self) -> &WebTruth {
         &self.truth
     }
@@ -152,6 +153,7 @@ impl SyntheticWeb {
         self.state.lock().clone()
     }
 
+    /// Requests so far, on every address.
     pub fn hit_count(&self) -> usize {
         self.state.count.load(Ordering::Acquire)
     }

@@ -28,10 +28,12 @@ impl WebTruth {
         WebTruth { model, port }
     }
 
+    /// The config the web was made from.
     pub fn config(&self) -> &WebConfig {
         &self.model.cfg
     }
 
+    /// The port its URLs name.
     pub fn port(&self) -> u16 {
         self.port
     }
@@ -42,6 +44,7 @@ impl WebTruth {
         &self.model.hosts
     }
 
+    /// The host called `name` (exact, lower-case spelling); `None` if the web has none.
     pub fn host(&self, name: &str) -> Option<&WebHost> {
         self.model.id(name).map(|id| self.model.host(id))
     }
