@@ -226,8 +226,11 @@ impl Script {
     }
 }
 
+/// The error for an answer of the wrong shape, with its first 80 bytes (cut at a character's
+/// edge: a script's answer is any text).
 fn bad(hook: &'static str, got: &Value, wanted: &'static str) -> ScriptError {
     let mut got = got.to_string();
-    got.truncate(80);
+    let cut = (0..=got.len().min(80)).rev().find(|&at| got.is_char_boundary(at)).unwrap_or(0);
+    got.truncate(cut);
     ScriptError::BadAnswer { hook, got, wanted }
 }

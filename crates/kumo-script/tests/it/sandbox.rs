@@ -119,6 +119,16 @@ fn a_bad_answer_is_an_error_naming_the_hook() {
 }
 
 #[test]
+fn a_long_answer_of_many_byte_characters_is_cut_at_a_character() {
+    // 79 bytes of ASCII (the JSON quote and 78 `a`), then `é` across bytes 79 and 80.
+    let s = load("function allow() { return 'a'.repeat(78) + 'é'.repeat(40); }");
+    let Err(ScriptError::BadAnswer { hook: "allow", got, .. }) = s.allow("http://a/", 0) else {
+        panic!("a string is no answer to allow")
+    };
+    assert_eq!(got, format!("\"{}", "a".repeat(78)), "cut before the character byte 80 falls in");
+}
+
+#[test]
 fn a_load_error_names_the_file_line_and_column() {
     let e = Script::load("rules.js", "function ok() {}\nlet x = ;\n", Limits::default()).unwrap_err();
     let ScriptError::Load { file, line, message, .. } = &e else { panic!("{e:?}") };
