@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
 # The guide's builder, installed with cargo when it is missing.
 MDBOOK_VERSION=0.4.52
+# The dependency checker, likewise.
+CARGO_DENY_VERSION=0.20.2
 
 # Installs Debian package $1 (for what $2 says) unless it is there already: the tests start
 # throwaway servers from these binaries, and fail, never skip, without them.
@@ -33,6 +35,11 @@ fi
 if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]; then
   apt_install redis-server "the Redis tests"
 fi
+
+# jq and curl: the guide's console examples use them, and a test runs those examples.
+for tool in jq curl; do
+  command -v "$tool" >/dev/null 2>&1 || apt_install "$tool" "the guide's console examples"
+done
 
 # Chromium for the rendering tests: Debian's headless shell (the binary itself is started,
 # not the /usr/bin wrapper, which does not exec).
@@ -64,6 +71,14 @@ if ! command -v mdbook >/dev/null 2>&1; then
   fi
 fi
 
+# cargo-deny checks the dependencies' licenses, bans and sources against deny.toml.
+if ! command -v cargo-deny >/dev/null 2>&1; then
+  if ! cargo install --locked cargo-deny --version "$CARGO_DENY_VERSION"; then
+    echo "error: cannot install cargo-deny $CARGO_DENY_VERSION (cargo install cargo-deny); the dependency checks need it" >&2
+    exit 2
+  fi
+fi
+
 # rustfmt and clippy ship as rustup components; add them if this toolchain lacks them. Where
 # they cannot be had (no rustup, no network), the tests still run and the skip is said.
 lint=1
@@ -85,6 +100,8 @@ if heavy=$(grep -E " (redis|tokio-postgres|rquickjs|chromiumoxide|axum) v" <<<"$
   echo "$heavy" >&2
   exit 1
 fi
+# Every dependency's license is one deny.toml allows, and every crate comes from the registry.
+cargo deny --locked check --hide-inclusion-graph licenses bans sources
 mdbook build docs
 # The API docs build without a warning (a broken or private intra-doc link fails here).
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked
