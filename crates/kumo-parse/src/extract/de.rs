@@ -36,9 +36,12 @@ const SELECTOR_KEYS: &[&str] = &["css", "xpath", "regex", "json"];
 /// spider file's model entry, which flattens this one.
 #[derive(Deserialize, JsonSchema)]
 pub(super) struct RawModel {
+    /// The model's name, written into each of its items as `_model`.
     name: String,
+    /// A selector: one item per match, the fields read inside it (left out: one item a page).
     #[serde(default)]
     root: Option<Selector>,
+    /// The item's fields.
     fields: Vec<Field>,
     /// Collected rather than denied so that the error can name the model.
     #[serde(flatten)]
@@ -62,19 +65,31 @@ impl TryFrom<RawModel> for Model {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(super) struct RawField {
+    /// The field's name in the item.
     name: String,
+    /// A CSS selector.
     css: Option<String>,
+    /// An XPath 3.1 expression.
     xpath: Option<String>,
+    /// A regular expression: the selector when alone (its first group, or the whole match),
+    /// else a filter on the other selector's values.
     regex: Option<String>,
+    /// A JSONPath (RFC 9535) query into a JSON page.
     json: Option<String>,
+    /// Takes this attribute of each match (`"href"`) instead of its text.
     attr: Option<String>,
+    /// What to take from each match (its text by default).
     take: Option<Take>,
+    /// All the matches, as an array (otherwise the first).
     #[serde(default)]
     list: bool,
+    /// An item without this field is invalid.
     #[serde(default)]
     required: bool,
+    /// The values are URLs: each is followed, and kept in the item too.
     #[serde(default)]
     dig: bool,
+    /// A nested model, read inside each match: the field's value is an object.
     fields: Option<Vec<Field>>,
     #[serde(flatten)]
     #[schemars(skip)]
@@ -134,9 +149,13 @@ impl TryFrom<RawField> for Field {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub(super) struct RawSelector {
+    /// A CSS selector.
     css: Option<String>,
+    /// An XPath 3.1 expression.
     xpath: Option<String>,
+    /// A regular expression.
     regex: Option<String>,
+    /// A JSONPath (RFC 9535) query into a JSON page.
     json: Option<String>,
     #[serde(flatten)]
     #[schemars(skip)]

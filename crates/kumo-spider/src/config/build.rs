@@ -23,11 +23,17 @@ use crate::schedule::Schedule;
 /// One checked site: the engine settings, the analyzer, the processors and the output.
 #[derive(Debug, Clone)]
 pub struct SiteSpec {
+    /// The site's name, unique in its file.
     pub name: String,
+    /// The engine's settings: seeds, sitemaps, limits, politeness.
     pub crawl: CrawlConfig,
+    /// The site's analyzer: its URL rules, models and script.
     pub spider: Arc<ConfigSpider>,
     processors: Vec<(Option<String>, RawProcessor)>,
+    /// Whether an invalid item stops in the processors (the default); false: it is counted
+    /// and still written.
     pub fail_fast: bool,
+    /// Where its items go.
     pub output: OutputSpec,
     /// When `kumo run` runs it again; none: once.
     pub schedule: Option<Schedule>,
@@ -40,13 +46,16 @@ pub struct SiteSpec {
 /// Where a site's items go. Nothing given means standard output.
 #[derive(Debug, Clone, Default)]
 pub struct OutputSpec {
+    /// A JSON Lines file.
     pub jsonl: Option<PathBuf>,
+    /// A CSV file: a `_model` column, then every model's fields.
     pub csv: Option<PathBuf>,
     /// One JSON array, whole after every checkpoint.
     pub json: Option<PathBuf>,
     /// Needs the `postgres` feature.
     #[cfg(feature = "postgres")]
     pub postgres: Option<PostgresOutput>,
+    /// Items to standard output as JSON lines, besides any other output.
     pub stdout: bool,
     /// A new crawl may replace existing `jsonl`, `csv` and `json` files (otherwise one holding data
     /// is refused: kumo replaces only files it wrote).

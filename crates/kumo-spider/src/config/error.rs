@@ -5,12 +5,16 @@ use std::fmt;
 /// A spider file that cannot run: where (line and column, 1-based) and what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct SpiderConfigError {
+    /// The file's name, as given to the loader.
     pub file: String,
+    /// The line, from 1 (1 too when the check cannot place the mistake).
     pub line: usize,
+    /// The column in characters, from 1.
     pub column: usize,
     /// The setting's path (`site "quotes" → model[0]`), when the check knows it; TOML syntax
     /// and unknown-field errors name the field in the message.
     pub field: Option<String>,
+    /// What is wrong.
     pub message: String,
 }
 

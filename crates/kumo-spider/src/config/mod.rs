@@ -91,6 +91,7 @@ pub struct LoadOptions {
 /// A checked spider file: its sites, ready to run.
 #[derive(Debug, Clone)]
 pub struct SpiderFile {
+    /// Its sites, in file order; no two share a name.
     pub sites: Vec<SiteSpec>,
     /// Old spellings it uses, each with the new one to write (`delay_ms = 250` → `delay =
     /// "250ms"`), for the front-end to show.
@@ -100,8 +101,15 @@ pub struct SpiderFile {
 /// Reading a spider file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The file could not be read.
     #[error("cannot read {path}: {error}")]
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why it could not be read.
+        error: std::io::Error,
+    },
+    /// The file was read, and is not a spider file that can run.
     #[error(transparent)]
     Config(#[from] SpiderConfigError),
 }

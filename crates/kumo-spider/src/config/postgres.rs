@@ -38,7 +38,9 @@ pub struct PostgresOutput {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPostgres {
+    /// The connection URL (`postgres://user@host:port/db`).
     pub url: String,
+    /// The table the items go into, created when missing.
     pub table: String,
     /// Typed columns; without them, whole items go into one `jsonb` column.
     #[schemars(with = "Option<Vec<RawColumn>>")]
@@ -52,8 +54,10 @@ pub(super) struct RawPostgres {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawColumn {
+    /// The column's name, and the item field it holds.
     #[schemars(with = "String")]
     pub name: Spanned<String>,
+    /// Its SQL type.
     #[serde(rename = "type")]
     #[schemars(with = "String")]
     pub ty: Spanned<String>,

@@ -28,36 +28,55 @@ use super::error::{Lines, SpiderConfigError};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(super) enum RawRender {
+    /// `"browser"`: every page of the site, with the default settings.
     Kind(String),
+    /// Some pages, or other settings.
     Table(RawRenderTable),
 }
 
+/// Which pages a browser renders, and how.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRenderTable {
+    /// URL patterns of the pages to render (left out: every page).
     #[serde(default)]
     pub pages: Vec<String>,
+    /// When a page is read: `"load"` (the default), `"network-idle"`, or `{ selector = "CSS" }`.
     pub wait: Option<RawWait>,
+    /// The most a page may take, in seconds (30), from opening its tab to reading it.
     pub timeout_secs: Option<u64>,
+    /// Pages rendered at once, one tab each (4; from 1 to 64).
     pub tabs: Option<usize>,
+    /// Resource types a page may not load (`image`, `font`, `media`, the default).
     pub block: Option<Vec<String>>,
+    /// URL globs a page may not load (`*.png`, `*://ads.example/*`).
     #[serde(default)]
     pub block_urls: Vec<String>,
+    /// The browser's path (left out: Chromium's headless shell or Chromium, as found).
     pub browser: Option<String>,
+    /// A folder for a full-page PNG of each rendered page.
     pub screenshots: Option<String>,
 }
 
+/// When a rendered page is read.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub(super) enum RawWait {
+    /// `"load"` or `"network-idle"`.
     Named(String),
-    Selector { selector: String },
+    /// Once an element matches the CSS selector.
+    Selector {
+        /// The CSS selector.
+        selector: String,
+    },
 }
 
 /// A site's rendering: the pages it takes (none: every page) and the browser's settings.
 #[derive(Debug, Clone)]
 pub struct RenderSpec {
+    /// Patterns of the pages to render (globs, or `re:REGEX`); empty: every page.
     pub pages: Vec<UrlPattern>,
+    /// The browser's settings.
     pub config: RenderConfig,
 }
 

@@ -20,14 +20,18 @@ use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 
+/// When a later run of a site asks for a page it has fetched again.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRevisit {
+    /// The interval for pages no rule matches (left out: every run).
     #[schemars(with = "Option<String>")]
     pub every: Option<Spanned<String>>,
+    /// Intervals by URL; the first rule that matches wins.
     #[serde(default)]
     #[schemars(with = "Vec<RawRevisitRule>")]
     pub rules: Vec<Spanned<RawRevisitRule>>,
+    /// Each page's interval adapts: it shrinks when the page changed, and grows when not.
     #[schemars(with = "Option<RawAdaptive>")]
     pub adaptive: Option<Spanned<RawAdaptive>>,
     /// "changed" (the default): an unchanged page writes no items; "all": it is fetched whole
@@ -36,23 +40,30 @@ pub(super) struct RawRevisit {
     pub emit: Option<Spanned<String>>,
 }
 
+/// One interval rule: `{ match = "/news/", every = "1h" }`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRevisitRule {
+    /// A regular expression searched in the page's URL.
     #[serde(rename = "match")]
     #[schemars(with = "String")]
     pub pattern: Spanned<String>,
+    /// The interval for the pages it matches.
     #[schemars(with = "String")]
     pub every: Spanned<String>,
 }
 
+/// How a page's interval adapts; `adaptive = {}` takes the defaults of all three.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawAdaptive {
+    /// The shortest interval.
     #[schemars(with = "Option<String>")]
     pub min: Option<Spanned<String>>,
+    /// The longest interval.
     #[schemars(with = "Option<String>")]
     pub max: Option<Spanned<String>>,
+    /// The share by which the interval shrinks after a change, or grows after none.
     pub rate: Option<f64>,
 }
 

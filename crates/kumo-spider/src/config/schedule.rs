@@ -18,19 +18,24 @@ use toml::Spanned;
 use super::error::{Lines, SpiderConfigError};
 use crate::schedule::{Cadence, Schedule, time_zone};
 
+/// When `kumo run` runs a site: `every` or `cron`, one of them.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSchedule {
+    /// A fixed interval between runs' starts (`"10s"`, `"6h"`).
     #[schemars(with = "Option<String>")]
     pub every: Option<Spanned<String>>,
+    /// A cron expression (`"30 6 * * MON-FRI"`), read in `tz`.
     #[schemars(with = "Option<String>")]
     pub cron: Option<Spanned<String>>,
     /// An IANA time zone name; UTC when absent.
     #[schemars(with = "Option<String>")]
     pub tz: Option<Spanned<String>>,
-    /// A string or a TOML date-time.
+    /// The first run's time, a string or a TOML date-time: RFC 3339 with its offset, or a
+    /// local time read in `tz`.
     #[schemars(with = "Option<serde_json::Value>")]
     pub start: Option<Spanned<toml::Value>>,
+    /// How many runs in all; left out, no end.
     #[schemars(with = "Option<u32>")]
     pub times: Option<Spanned<u32>>,
 }

@@ -22,12 +22,17 @@ use toml::Spanned;
 
 use super::error::{Lines, SpiderConfigError};
 
+/// A site's JavaScript hooks: a `file` or a `source`, and the budget of each call.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScript {
+    /// The script's file, relative to the spider file.
     pub file: Option<String>,
+    /// The script itself.
     pub source: Option<String>,
+    /// Wall-clock milliseconds one call may run (20), at most `--script-max-call`.
     pub call_ms: Option<u64>,
+    /// MiB of heap the script's runtime may use (16), at most `--script-max-memory`.
     pub memory_mb: Option<usize>,
 }
 
