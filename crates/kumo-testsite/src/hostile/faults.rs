@@ -71,12 +71,32 @@ pub(crate) struct Elsewhere<'a> {
 
 /// The main host's faults, in the order their links are salted over the site.
 pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
+    [
+        slow_pages(),
+        malformed_pages(at),
+        flaky_pages(),
+        retry_after_pages(),
+        transient_pages(),
+        failing_pages(at),
+        bad_redirects(at),
+        never_asked(),
+        compression_bombs(),
+        redirect_chain(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A status answer with a `Retry-After` header of `value`, then the page titled `title`.
+fn retry_after(code: u16, value: &str, title: &str) -> Vec<Fixture> {
+    vec![status(code).with_header("retry-after", value), page(title)]
+}
+
+/// Slow, but within any sane timeout.
+fn slow_pages() -> Vec<Entry> {
     use Expect::*;
-    let retry_after = |code: u16, value: &str, title: &str| {
-        vec![status(code).with_header("retry-after", value), page(title)]
-    };
-    let mut c = vec![
-        // Slow, but within any sane timeout.
+    vec![
         entry("/f/slow-head.html", vec![page("Slow head").latency(Duration::from_millis(800))], Normal),
         entry(
             "/f/trickle.html",
@@ -86,7 +106,14 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
             ],
             Normal,
         ),
-        // Malformed HTML and charsets.
+    ]
+}
+
+/// Malformed HTML and charsets (some with the exact title their record must carry), and a
+/// `Content-Length` shorter than the page on the broken-HTTP host: all fetched.
+fn malformed_pages(at: &Elsewhere<'_>) -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/f/deep-nesting.html", vec![with_body("text/html", content::deep_nesting())], Normal),
         entry("/f/nul-bytes.html", vec![with_body("text/html", content::nul_bytes())], Normal),
         entry(
@@ -116,7 +143,13 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
         },
         entry("/f/bad-hrefs.html", vec![with_body("text/html", content::bad_hrefs(at.outside))], Normal),
         entry(format!("{}{}", at.raw, raw::LENGTH_TOO_SHORT), vec![], Normal),
-        // Fails at first, then works within the default two retries.
+    ]
+}
+
+/// Fails at first (an error status, a reset), then works within the default two retries.
+fn flaky_pages() -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/f/flaky-500.html", vec![status(500), page("Flaky 500")], Flaky),
         entry("/f/flaky-503.html", vec![status(503), status(503), page("Flaky 503")], Flaky),
         entry(
@@ -127,6 +160,14 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
             ],
             Flaky,
         ),
+    ]
+}
+
+/// A 429 or 503 with a small, a day's, an absurd, a garbled or a past `Retry-After`: each
+/// works on the retry.
+fn retry_after_pages() -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/f/retry-after-small.html", retry_after(429, "1", "Small Retry-After"), Flaky),
         entry("/f/retry-after-day.html", retry_after(503, "86400", "A day's Retry-After"), Flaky),
         entry(
@@ -140,7 +181,13 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
             retry_after(503, "Wed, 21 Oct 2015 07:28:00 GMT", "Past Retry-After"),
             Flaky,
         ),
-        // Fails three times, then works: only a requeue fetches it.
+    ]
+}
+
+/// Fails three times, then works: only a requeue fetches it.
+fn transient_pages() -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry(
             "/f/transient-500.html",
             vec![status(500), status(500), status(500), page("Transient 500")],
@@ -156,7 +203,14 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
             ],
             Transient,
         ),
-        // Fails for good.
+    ]
+}
+
+/// Fails for good: an error status, a body too large or too slow, broken HTTP, redirects
+/// without a usable location.
+fn failing_pages(at: &Elsewhere<'_>) -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/f/gone-500.html", vec![status(500)], Fails(Some("status"))),
         entry(routes::HUGE, vec![], Fails(Some("too-large"))),
         entry(
@@ -174,7 +228,13 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
             vec![Fixture::redirect(301, "http://[::1")],
             Fails(Some("bad-redirect")),
         ),
-        // Redirects that lead nowhere a crawler may go, and a loop.
+    ]
+}
+
+/// Redirects that lead nowhere a crawler may go, a loop, and one that works.
+fn bad_redirects(at: &Elsewhere<'_>) -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/f/to-file.html", vec![Fixture::redirect(302, "file:///etc/passwd")], AtMostOnce),
         entry("/f/to-data.html", vec![Fixture::redirect(302, "data:text/html,<p>x</p>")], AtMostOnce),
         entry("/f/to-javascript.html", vec![Fixture::redirect(302, "javascript:alert(1)")], AtMostOnce),
@@ -187,27 +247,45 @@ pub(crate) fn catalogue(at: &Elsewhere<'_>) -> Vec<Entry> {
         entry("/f/loop-b.html", vec![Fixture::redirect(302, "/f/loop-a.html")], AtMostOnce),
         entry("/f/moved.html", vec![Fixture::redirect(301, "/f/moved-here.html")], AtMostOnce),
         entry("/f/moved-here.html", vec![page("Moved here")], Normal),
-        // Never to be asked for: robots.txt forbids it, or it is too long to send.
+    ]
+}
+
+/// Never to be asked for: robots.txt forbids it, it is too long to send, or it is not http
+/// at all.
+fn never_asked() -> Vec<Entry> {
+    use Expect::*;
+    vec![
         entry("/private/secret.html", vec![page("Secret")], Forbidden),
         entry(format!("/f/long?q={}", "a".repeat(100_000)), vec![], Forbidden),
-        // Links that are not http at all.
         entry("file:///etc/passwd", vec![], Forbidden),
         entry("data:text/html,<p>inline</p>", vec![], Forbidden),
         entry("javascript&colon;alert(1)", vec![], Forbidden),
-    ];
-    for (enc, bomb) in content::BOMBS {
-        let f = Fixture {
-            headers: vec![
-                ("content-type".into(), "text/html".into()),
-                ("content-encoding".into(), enc.into()),
-            ],
-            body: Bytes::from_static(bomb),
-            ..Fixture::default()
-        };
-        c.push(entry(format!("/f/bomb-{enc}.html"), vec![f], Fails(Some("too-large"))));
-    }
-    // A 30-hop chain, followed up to the crawler's cap (10 for kumo); the hop at the cap fails.
-    c.push(unlinked("/f/chain/", vec![], Fails(Some("bad-redirect"))));
+    ]
+}
+
+/// A compression bomb per content encoding: each fails as too large.
+fn compression_bombs() -> Vec<Entry> {
+    content::BOMBS
+        .into_iter()
+        .map(|(enc, bomb)| {
+            let f = Fixture {
+                headers: vec![
+                    ("content-type".into(), "text/html".into()),
+                    ("content-encoding".into(), enc.into()),
+                ],
+                body: Bytes::from_static(bomb),
+                ..Fixture::default()
+            };
+            entry(format!("/f/bomb-{enc}.html"), vec![f], Expect::Fails(Some("too-large")))
+        })
+        .collect()
+}
+
+/// A 30-hop chain, followed up to the crawler's cap (10 for kumo); the hop at the cap fails.
+/// Only its first hop is linked.
+fn redirect_chain() -> Vec<Entry> {
+    use Expect::*;
+    let mut c = vec![unlinked("/f/chain/", vec![], Fails(Some("bad-redirect")))];
     for i in 0..30 {
         let hop = Fixture::redirect(302, &format!("/f/chain/{}.html", i + 1));
         let e = entry(format!("/f/chain/{i}.html"), vec![hop], AtMostOnce);
