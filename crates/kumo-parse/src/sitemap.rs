@@ -102,6 +102,9 @@ fn parse_xml(xml: &[u8], base: &Url) -> Result<Sitemap, SitemapError> {
     let mut issues = Vec::new();
     let mut current: Option<Current> = None;
     let mut field: Option<&'static str> = None;
+    // How deep inside the current entry: its fields are its children (depth 1), so an
+    // extension's `<image:loc>` in `<image:image>` is not taken for the page's `<loc>`.
+    let mut depth = 0usize;
     let mut dropped = 0usize;
     loop {
         let event = reader.read_event_into(&mut buf).map_err(|e| SitemapError::Xml(e.to_string()))?;
@@ -117,13 +120,19 @@ fn parse_xml(xml: &[u8], base: &Url) -> Result<Sitemap, SitemapError> {
                     });
                     continue;
                 }
-                match name {
-                    "url" | "sitemap" => current = Some(Current::default()),
-                    "loc" => field = Some("loc"),
-                    "lastmod" => field = Some("lastmod"),
-                    "priority" => field = Some("priority"),
-                    "changefreq" => field = Some("changefreq"),
-                    _ => field = None,
+                if current.is_none() {
+                    if matches!(name, "url" | "sitemap") {
+                        (current, depth) = (Some(Current::default()), 0);
+                    }
+                } else {
+                    depth += 1;
+                    field = match name {
+                        "loc" if depth == 1 => Some("loc"),
+                        "lastmod" if depth == 1 => Some("lastmod"),
+                        "priority" if depth == 1 => Some("priority"),
+                        "changefreq" if depth == 1 => Some("changefreq"),
+                        _ => None,
+                    };
                 }
             }
             Event::Text(t) => {
@@ -148,19 +157,17 @@ fn parse_xml(xml: &[u8], base: &Url) -> Result<Sitemap, SitemapError> {
                     set(c, f, &resolved);
                 }
             }
-            Event::End(e) => {
-                let local = e.local_name();
-                match local.into_inner() {
-                    "url" | "sitemap" => {
-                        if let Some(c) = current.take() {
-                            if entries.len() >= MAX_ENTRIES {
-                                dropped += 1;
-                            } else {
-                                push_entry(c, base, &mut entries, &mut issues);
-                            }
-                        }
+            Event::End(_) => {
+                field = None;
+                if current.is_some() && depth > 0 {
+                    depth -= 1;
+                } else if let Some(c) = current.take() {
+                    // The entry's own end tag (`url` or `sitemap`).
+                    if entries.len() >= MAX_ENTRIES {
+                        dropped += 1;
+                    } else {
+                        push_entry(c, base, &mut entries, &mut issues);
                     }
-                    _ => field = None,
                 }
             }
             Event::Eof => break,
@@ -233,6 +240,22 @@ mod tests {
         assert_eq!(s.entries[1].loc.as_str(), "http://h/b");
         assert_eq!(s.entries[1].priority, None, "out-of-range priority ignored");
         assert_eq!(s.issues.len(), 1, "the entry without loc");
+    }
+
+    #[test]
+    fn an_extension_inside_an_entry_is_not_read_as_its_fields() {
+        let xml = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+            xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+          <url><loc>http://h/p</loc>
+            <image:image><image:loc>http://h/p.jpg</image:loc></image:image>
+            <lastmod>2026-01-02</lastmod></url>
+          <url><image:image><image:loc>http://h/q.jpg</image:loc></image:image></url>
+        </urlset>"#;
+        let s = parse_sitemap(xml.as_bytes(), &base()).unwrap();
+        let locs: Vec<&str> = s.entries.iter().map(|e| e.loc.as_str()).collect();
+        assert_eq!(locs, ["http://h/p"], "the image's loc is neither appended nor an entry's");
+        assert_eq!(s.entries[0].lastmod.as_deref(), Some("2026-01-02"), "fields after it are read");
+        assert_eq!(s.issues, ["an entry without <loc> was skipped"]);
     }
 
     #[test]
