@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::{ProcessOutcome, Processor};
 
-/// Renames a field, keeping its place in the item. A missing field is left missing.
+/// Renames a field, keeping its place in the item. A missing field is left missing; a field
+/// already named `to` gives way to the renamed one, wherever it stood.
 pub struct Rename {
     from: String,
     to: String,
@@ -25,12 +26,15 @@ impl Processor for Rename {
     }
 
     fn process(&self, item: Item) -> ProcessOutcome {
-        if !item.0.contains_key(&self.from) {
+        if !item.0.contains_key(&self.from) || self.from == self.to {
             return ProcessOutcome::Keep(item);
         }
+        // The old `to` goes first: collected beside the renamed field, the map would keep
+        // whichever of the two came later.
         let renamed = item
             .0
             .into_iter()
+            .filter(|(k, _)| *k != self.to)
             .map(|(k, v)| if k == self.from { (self.to.clone(), v) } else { (k, v) })
             .collect();
         ProcessOutcome::Keep(Item(renamed))
@@ -137,6 +141,18 @@ mod tests {
         let i = Item::new().with("a", 1).with("b", 2).with("c", 3);
         let out = kept(Rename::new("b", "x").process(i));
         assert_eq!(out.0.keys().collect::<Vec<_>>(), ["a", "x", "c"]);
+    }
+
+    #[test]
+    fn rename_onto_a_field_takes_its_value_whatever_the_order() {
+        let before = Item::new().with("a", 1).with("b", 2);
+        let out = kept(Rename::new("a", "b").process(before));
+        assert_eq!(serde_json::Value::Object(out.0), serde_json::json!({ "b": 1 }));
+        let after = Item::new().with("b", 2).with("a", 1);
+        let out = kept(Rename::new("a", "b").process(after));
+        assert_eq!(serde_json::Value::Object(out.0), serde_json::json!({ "b": 1 }));
+        let same = Item::new().with("a", 1);
+        assert_eq!(kept(Rename::new("a", "a").process(same)).0.get("a"), Some(&serde_json::json!(1)));
     }
 
     #[test]
