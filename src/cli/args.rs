@@ -549,16 +549,20 @@ pub struct TestsiteArgs {
     /// pages whose links and fields only a browser sees (`kumo crawl --render`).
     #[arg(long, value_name = "N", conflicts_with = "dir")]
     pub scripted: Option<usize>,
+    /// Also serve /busy.html, which always answers 429 Too Many Requests with `Retry-After:
+    /// SECS`: a server pausing its host (believed up to `kumo crawl --max-retry-after`).
+    #[arg(long, value_name = "SECS")]
+    pub busy: Option<u64>,
     /// Serve the hostile site instead: the synthetic site (--pages) salted with the faults
     /// of the real web (5xx, resets, lying lengths, silent servers, absurd Retry-After,
     /// redirect loops, bombs, a 200 MB body, broken HTML and charsets, spider traps, odd
     /// robots.txt), over several loopback ports. Crawl it from the URL printed first.
-    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators", "scripted"])]
+    #[arg(long, conflicts_with_all = ["dir", "port", "no_record", "page_bytes", "links", "validators", "scripted", "busy"])]
     pub hostile: bool,
     /// Serve a synthetic web of N host names instead (`h1.d1.test`, …) on loopback addresses
     /// 127.77.x.y, with a DNS server of its own: crawl it from the start URLs printed first,
     /// with `--dns-server` set to the address printed after them.
-    #[arg(long, value_name = "N", conflicts_with_all = ["dir", "hostile", "validators", "scripted"])]
+    #[arg(long, value_name = "N", conflicts_with_all = ["dir", "hostile", "validators", "scripted", "busy"])]
     pub web: Option<usize>,
     /// The synthetic web's addresses (several names on each, as shared hosting has).
     #[arg(long, value_name = "K", default_value_t = 8, requires = "web")]

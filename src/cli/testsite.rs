@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use kumo_testsite::{
-    HostileConfig, HostileSite, Rules, ServerBuilder, SiteConfig, SyntheticWeb, Tally, Violations, WebConfig,
+    Fixture, HostileConfig, HostileSite, Rules, ServerBuilder, SiteConfig, SyntheticWeb, Tally, Violations,
+    WebConfig,
 };
 
 use super::args::TestsiteArgs;
@@ -42,6 +43,10 @@ pub async fn run(a: TestsiteArgs) -> Result<ExitCode> {
             format!("synthetic site of {} pages", a.pages)
         }
     };
+    if let Some(secs) = a.busy {
+        let busy = Fixture::status(429, "busy").with_header("retry-after", &secs.to_string());
+        b = b.fixture("/busy.html", busy);
+    }
     let server = b.start().await.context("cannot start the test site")?;
     let mut out = std::io::stdout();
     writeln!(out, "{}", server.base_url())?;

@@ -1,6 +1,6 @@
 //! The docs' console examples run, and must print what the docs show: every ```console block of
-//! the README and of the guide's pages (bar those on `NOT_YET`) against the test site. A doc
-//! that no longer matches the program fails the test command.
+//! the README and of every page of the guide, against the test sites. A doc that no longer
+//! matches the program fails the test command.
 //!
 //! A block is `$ command` lines, each followed by what it printed; [`shell`] runs them as a
 //! user's shell would, in a folder of the block's own, where `testdata/` is the repository's
@@ -20,14 +20,6 @@ use regex::Regex;
 
 use crate::common::{root, testdata};
 use shell::{Shell, learn_ports, localized, ports_for};
-
-/// Pages whose examples are not run yet, each for the reason given; a debt to pay back, so the
-/// list only shrinks (a page listed that has no console block left fails the test).
-const NOT_YET: &[(&str, &str)] = &[(
-    "docs/guide/politeness.md",
-    "its second example needs a server that pauses a host for a day (a 429 with a day-long \
-     Retry-After), which no test site serves yet",
-)];
 
 /// The README and every page of the guide that has a console block, relative to the root.
 fn pages() -> Vec<String> {
@@ -230,28 +222,13 @@ async fn check_page(page: &str, site_port: u16) -> Vec<String> {
 async fn the_docs_console_examples_print_what_the_docs_show() {
     let server = ServerBuilder::new().directory(testdata().join("quotes-site")).start().await.unwrap();
     assert_eq!(server.addr().ip().to_string(), "127.0.0.1");
+    let pages = pages();
+    assert!(pages.len() >= 2 && pages[0] == "README.md", "the README's and the guide's examples are found");
     let mut wrong = Vec::new();
-    let mut run_pages = 0;
-    for page in pages() {
-        if NOT_YET.iter().any(|(p, _)| *p == page) {
-            continue;
-        }
-        run_pages += 1;
+    for page in pages {
         wrong.extend(check_page(&page, server.addr().port()).await);
     }
-    assert!(run_pages >= 1, "the README's examples ran");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
-}
-
-#[test]
-fn pages_not_yet_run_are_a_list_that_only_shrinks() {
-    let pages = pages();
-    for (page, why) in NOT_YET {
-        assert!(
-            pages.iter().any(|p| p == page),
-            "{page} ({why}) has no console example: take it off NOT_YET"
-        );
-    }
 }
 
 #[test]
