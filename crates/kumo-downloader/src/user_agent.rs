@@ -14,8 +14,7 @@ pub enum UserAgent {
     Fixed(String),
     /// The list in turn, one per request.
     Rotate {
-        /// The strings, in order; must not be empty (a request would panic), which
-        /// [`UserAgent::rotate`] makes sure of.
+        /// The strings, in order (none: kumo's own is sent).
         list: Vec<String>,
         /// Strings handed out so far: the next is `list[next % list.len()]`.
         next: AtomicUsize,
@@ -53,15 +52,16 @@ impl UserAgent {
     pub fn next(&self) -> Cow<'_, str> {
         match self {
             UserAgent::Fixed(s) => Cow::Borrowed(s),
-            UserAgent::Rotate { list, next } => {
-                Cow::Borrowed(&list[next.fetch_add(1, Ordering::Relaxed) % list.len()])
-            }
+            UserAgent::Rotate { list, next } => match list.len() {
+                0 => Cow::Borrowed(DEFAULT_USER_AGENT),
+                n => Cow::Borrowed(&list[next.fetch_add(1, Ordering::Relaxed) % n]),
+            },
             UserAgent::Random => Cow::Owned(random_browser()),
         }
     }
 
-    /// The name robots.txt groups are matched against: the fixed string's product token, or
-    /// `kumo` when the string changes per request.
+    /// The name robots.txt groups are matched against: the fixed string itself, or `kumo`
+    /// when the string changes per request.
     pub fn robots_name(&self) -> &str {
         match self {
             UserAgent::Fixed(s) => s,
@@ -114,5 +114,11 @@ mod tests {
         assert!(random.iter().all(|s| s.starts_with("Mozilla/5.0 (")));
         assert!(random.iter().collect::<std::collections::HashSet<_>>().len() > 10, "they vary");
         assert_eq!(UserAgent::Random.robots_name(), "kumo");
+    }
+
+    #[test]
+    fn an_empty_rotation_built_by_hand_sends_kumos_own() {
+        let empty = UserAgent::Rotate { list: Vec::new(), next: AtomicUsize::new(0) };
+        assert_eq!(empty.next(), DEFAULT_USER_AGENT, "not a division by zero");
     }
 }
