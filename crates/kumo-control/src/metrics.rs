@@ -76,7 +76,7 @@ fn modules(s: &SiteSnapshot) -> impl Iterator<Item = &kumo_core::ModuleSummary> 
 const FAMILIES: &[Family] = &[
     Family {
         name: "kumo_pages",
-        help: "Pages fetched and handled (robots.txt and retried answers aside)",
+        help: "Answers handled: pages, and 429 and 5xx answers that are retried (robots.txt aside)",
         counter: true,
         read: |s| plain(summary(s).pages),
     },
