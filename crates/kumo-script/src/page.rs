@@ -39,21 +39,26 @@ pub(crate) struct PageData {
     pub headers: Vec<(String, String)>,
 }
 
+/// The longest start of `s` that is at most `max` bytes and ends at a character boundary.
+pub(crate) fn cut_at_char(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 impl Page {
     /// Copies `view` for the hooks: body cut to [`MAX_BODY`] bytes at a character boundary,
     /// header names lower-cased. With a `content-type` header containing `json`, the page is
     /// a JSON response, to which `page.css` and `page.xpath` do not apply.
     pub fn new(view: &PageView<'_>) -> Page {
-        let mut end = view.body.len().min(MAX_BODY);
-        while !view.body.is_char_boundary(end) {
-            end -= 1;
-        }
         let headers: Vec<(String, String)> =
             view.headers.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.to_string())).collect();
         let is_json = headers.iter().any(|(n, v)| n == "content-type" && v.contains("json"));
         let url = url::Url::parse(view.url)
             .unwrap_or_else(|_| url::Url::parse("about:blank").expect("a valid URL"));
-        let doc = Document::owned(view.body[..end].to_string(), is_json, url);
+        let doc = Document::owned(cut_at_char(view.body, MAX_BODY).to_string(), is_json, url);
         Page(Rc::new(PageData { doc, status: view.status, headers }))
     }
 }

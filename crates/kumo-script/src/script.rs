@@ -229,8 +229,6 @@ impl Script {
 /// The error for an answer of the wrong shape, with its first 80 bytes (cut at a character's
 /// edge: a script's answer is any text).
 fn bad(hook: &'static str, got: &Value, wanted: &'static str) -> ScriptError {
-    let mut got = got.to_string();
-    let cut = (0..=got.len().min(80)).rev().find(|&at| got.is_char_boundary(at)).unwrap_or(0);
-    got.truncate(cut);
+    let got = crate::page::cut_at_char(&got.to_string(), 80).to_string();
     ScriptError::BadAnswer { hook, got, wanted }
 }
