@@ -71,12 +71,12 @@ pub fn learn_ports(expected: &[String], printed: &str, ports: &mut HashMap<u16, 
     }
 }
 
-/// A background job of a block: its process group and what it has printed so far.
+/// A background job of a block: its process group, what it has printed so far, and the task
+/// that reads its output (it ends when the job's output closes).
 struct Job {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
-    /// How many of `lines` a step has shown already.
-    shown: usize,
+    reader: tokio::task::JoinHandle<()>,
 }
 
 /// The shell of one block: its folder and its background jobs.
@@ -138,7 +138,7 @@ impl<'a> Shell<'a> {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let mut reader = BufReader::new(child.stdout.take().expect("piped")).lines();
         let sink = lines.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             while let Ok(Some(line)) = reader.next_line().await {
                 sink.lock().expect("not poisoned").push(line);
             }
@@ -159,7 +159,7 @@ impl<'a> Shell<'a> {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let shown: Vec<String> = lines.lock().expect("not poisoned")[..expected_lines].to_vec();
-        self.jobs.push(Job { child, lines, shown: expected_lines });
+        self.jobs.push(Job { child, lines, reader });
         shown.join("\n")
     }
 
@@ -168,7 +168,7 @@ impl<'a> Shell<'a> {
     /// terminal among other commands' output, and is not compared.)
     async fn signal(&mut self, signal: &str, number: usize) -> String {
         let job = self.jobs.get_mut(number - 1).unwrap_or_else(|| panic!("no job %{number}"));
-        job.shown = job.lines.lock().expect("not poisoned").len();
+        let before = job.lines.lock().expect("not poisoned").len();
         let group = format!("-{}", job.child.id().expect("the job runs"));
         let sent = std::process::Command::new("kill").args([&format!("-{signal}"), "--", &group]).status();
         assert!(sent.expect("kill runs").success(), "kill -{signal} %{number}");
@@ -176,19 +176,11 @@ impl<'a> Shell<'a> {
             .await
             .unwrap_or_else(|_| panic!("job %{number} ends within {COMMAND_LIMIT:?} of kill -{signal}"))
             .expect("wait for the job");
-        // The reader has the job's last lines once its pipe closes, which the exit is followed by.
-        let started = Instant::now();
-        while Arc::strong_count(&job.lines) > 1 && started.elapsed() < COMMAND_LIMIT {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let lines = job.lines.lock().expect("not poisoned");
-        let printed = lines[job.shown..].join("\n");
-        job.shown = lines.len();
-        printed
+        // The job's last lines are in once its output closes, which follows its exit.
+        let _ = tokio::time::timeout(COMMAND_LIMIT, &mut job.reader).await;
+        job.lines.lock().expect("not poisoned")[before..].join("\n")
     }
-}
 
-impl Shell<'_> {
     /// Waits for job `number` to end by itself. What it printed is not shown: in a terminal
     /// it comes out among the other commands' output, wherever it falls.
     async fn wait(&mut self, number: usize) {
