@@ -19,7 +19,7 @@ use kumo_testsite::ServerBuilder;
 use regex::Regex;
 
 use crate::common::{root, testdata};
-use shell::{Shell, learn_ports, localized, ports_for};
+use shell::{Shell, learn_ports, localized, map_unknown_ports, ports_for};
 
 /// The README and every page of the guide that has a console block, relative to the root.
 fn pages() -> Vec<String> {
@@ -165,7 +165,7 @@ fn line_matches(expected: &str, actual: &str) -> bool {
 
 /// A folder to run a block in: the repository's test data, and a copy of the examples with
 /// the docs' ports replaced by the block's.
-fn workdir(ports: &HashMap<u16, u16>) -> tempfile::TempDir {
+fn workdir(ports: &mut HashMap<u16, u16>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temporary folder");
     std::os::unix::fs::symlink(testdata(), dir.path().join("testdata")).expect("link testdata");
     std::fs::create_dir(dir.path().join("examples")).expect("make examples/");
@@ -174,6 +174,7 @@ fn workdir(ports: &HashMap<u16, u16>) -> tempfile::TempDir {
         if path.is_file() {
             let text = std::fs::read_to_string(&path).expect("read an example");
             let to = dir.path().join("examples").join(path.file_name().expect("a file name"));
+            map_unknown_ports(&text, ports);
             std::fs::write(to, localized(&text, ports)).expect("copy an example");
         }
     }
@@ -189,7 +190,7 @@ async fn check_page(page: &str, site_port: u16) -> Vec<String> {
     for block in blocks(&read(page)) {
         let commands: Vec<&str> = block.iter().map(|s| s.command.as_str()).collect();
         let mut ports = ports_for(&commands, site_port);
-        let dir = workdir(&ports);
+        let dir = workdir(&mut ports);
         let folders = [dir.path().to_path_buf(), dir.path().canonicalize().expect("the folder's path")];
         let mut shell = Shell::new(dir.path());
         for step in block {

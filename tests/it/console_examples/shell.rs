@@ -33,7 +33,8 @@ fn port_pattern() -> Regex {
 /// The docs' ports of a block, each with the free port of this machine it runs on.
 pub fn ports_for(commands: &[&str], site_port: u16) -> HashMap<u16, u16> {
     let pattern = port_pattern();
-    let mut ports = HashMap::new();
+    // The site's port is mapped even when no command names it: an example file may.
+    let mut ports = HashMap::from([(DOCS_SITE_PORT, site_port)]);
     for command in commands {
         for found in pattern.captures_iter(command) {
             let docs: u16 = found[2].parse().expect("a port number");
@@ -47,6 +48,16 @@ pub fn ports_for(commands: &[&str], site_port: u16) -> HashMap<u16, u16> {
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
     listener.local_addr().expect("its address").port()
+}
+
+/// Maps each docs port of `text` that the block has not mapped to a free port, where nothing
+/// listens: an example file's server that the block does not start is then refused, never
+/// whatever this machine happens to run on the docs' port.
+pub fn map_unknown_ports(text: &str, ports: &mut HashMap<u16, u16>) {
+    for found in port_pattern().captures_iter(text) {
+        let docs: u16 = found[2].parse().expect("a port number");
+        ports.entry(docs).or_insert_with(free_port);
+    }
 }
 
 /// `command` with the docs' ports replaced by this run's.
