@@ -116,13 +116,7 @@ pub(crate) fn shape(url: &Url) -> String {
             out.push_str(k);
         }
     }
-    if out.len() > MAX_SHAPE_BYTES {
-        let mut end = MAX_SHAPE_BYTES;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-    }
+    out.truncate(out.floor_char_boundary(MAX_SHAPE_BYTES));
     out
 }
 

@@ -39,15 +39,6 @@ pub(crate) struct PageData {
     pub headers: Vec<(String, String)>,
 }
 
-/// The longest start of `s` that is at most `max` bytes and ends at a character boundary.
-pub(crate) fn cut_at_char(s: &str, max: usize) -> &str {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 impl Page {
     /// Copies `view` for the hooks: body cut to [`MAX_BODY`] bytes at a character boundary,
     /// header names lower-cased. With a `content-type` header containing `json`, the page is
@@ -58,7 +49,8 @@ impl Page {
         let is_json = headers.iter().any(|(n, v)| n == "content-type" && v.contains("json"));
         let url = url::Url::parse(view.url)
             .unwrap_or_else(|_| url::Url::parse("about:blank").expect("a valid URL"));
-        let doc = Document::owned(cut_at_char(view.body, MAX_BODY).to_string(), is_json, url);
+        let doc =
+            Document::owned(view.body[..view.body.floor_char_boundary(MAX_BODY)].to_string(), is_json, url);
         Page(Rc::new(PageData { doc, status: view.status, headers }))
     }
 }

@@ -229,6 +229,7 @@ impl Script {
 /// The error for an answer of the wrong shape, with its first 80 bytes (cut at a character's
 /// edge: a script's answer is any text).
 fn bad(hook: &'static str, got: &Value, wanted: &'static str) -> ScriptError {
-    let got = crate::page::cut_at_char(&got.to_string(), 80).to_string();
+    let mut got = got.to_string();
+    got.truncate(got.floor_char_boundary(80));
     ScriptError::BadAnswer { hook, got, wanted }
 }

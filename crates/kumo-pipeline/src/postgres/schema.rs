@@ -59,11 +59,7 @@ pub(crate) fn create_sql(cfg: &PgSinkConfig) -> String {
 /// in it, so a new key gets a new index instead of IF NOT EXISTS finding the old one.
 pub(crate) fn index_name(table: &str, target: &str) -> String {
     let h = fnv(table.bytes().chain([0]).chain(target.bytes()));
-    let mut end = table.len().min(40);
-    while !table.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}_kumo_key_{:08x}", &table[..end], h as u32)
+    format!("{}_kumo_key_{:08x}", &table[..table.floor_char_boundary(40)], h as u32)
 }
 
 /// The columns the sink writes.

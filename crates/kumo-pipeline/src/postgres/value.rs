@@ -105,11 +105,7 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", &s[..s.floor_char_boundary(max)])
 }
 
 impl ToSql for PgValue<'_> {
