@@ -262,10 +262,18 @@ impl RobotsCache {
         let origin = url.origin().ascii_serialization();
         let (slot, streak) = self.slot(&origin);
         let was_known = slot.initialized();
-        let entry = slot.get_or_init(|| self.entry(&origin, &robots, dl, streak)).await;
+        // Checks racing on a new origin all wait on one fetch and all keep their spacing from
+        // it, but only the one whose closure ran counts a capped delay and takes the sitemaps.
+        let mut obtained_here = false;
+        let entry = slot
+            .get_or_init(|| {
+                obtained_here = true;
+                self.entry(&origin, &robots, dl, streak)
+            })
+            .await;
         let fetched_here = !was_known && !entry.shared;
         let crawl_delay = match &entry.answer {
-            RobotsAnswer::Rules(r) if !was_known => self.capped_delay(r),
+            RobotsAnswer::Rules(r) if !was_known => self.capped_delay(r, obtained_here),
             _ => None,
         };
         let decision = match &entry.answer {
@@ -290,7 +298,7 @@ impl RobotsCache {
                 Decision::Unavailable(entry.ttl.saturating_sub(entry.fetched_at.elapsed()))
             }
         };
-        let sitemaps = match (&entry.answer, fetched_here) {
+        let sitemaps = match (&entry.answer, fetched_here && obtained_here) {
             (RobotsAnswer::Rules(r), true) => {
                 r.sitemaps().iter().filter_map(|s| Url::parse(s).ok()).collect()
             }
@@ -373,9 +381,13 @@ impl RobotsCache {
         })
     }
 
-    fn capped_delay(&self, rules: &RobotsRules) -> Option<Duration> {
+    /// The rules' Crawl-delay, cut to the cap; `count`: a cut is counted and logged.
+    fn capped_delay(&self, rules: &RobotsRules, count: bool) -> Option<Duration> {
         let d = rules.crawl_delay()?;
         if d > self.cfg.max_crawl_delay {
+            if !count {
+                return Some(self.cfg.max_crawl_delay);
+            }
             self.capped.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(
                 "Crawl-delay of {:.1}s is above the {:.1}s cap; using the cap",

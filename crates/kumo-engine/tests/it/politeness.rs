@@ -168,21 +168,25 @@ async fn crawl_delay_is_honored_and_capped() {
     let gap = min_gap(&server.hits());
     assert!(gap >= Duration::from_millis(150), "requests {gap:?} apart, Crawl-delay 0.15 s");
 
-    // A Crawl-delay above the cap is cut to the cap.
-    let mut b = ServerBuilder::new()
-        .fixture("/robots.txt", robots("User-agent: *\nCrawl-delay: 60\n"))
-        .fixture("/", Fixture::html(&links(&pages)));
+    // A Crawl-delay above the cap is cut to the cap. Every page is a seed, and robots.txt is
+    // slow to answer: all five checks wait on its one fetch, and it is counted once.
+    let slow_robots =
+        Fixture { latency: Duration::from_millis(200), ..robots("User-agent: *\nCrawl-delay: 60\n") };
+    let mut b =
+        ServerBuilder::new().fixture("/robots.txt", slow_robots).fixture("/", Fixture::html(&links(&pages)));
     for p in pages {
         b = b.fixture(p, Fixture::html(p));
     }
     let server = b.start().await.unwrap();
     let mut cfg = config(&server.url("/"));
+    cfg.seeds.extend(pages.iter().map(|p| kumo_core::Url::parse(&server.url(p)).unwrap()));
     cfg.robots.max_crawl_delay = Duration::from_millis(100);
     let started = Instant::now();
-    let (summary, _) = crawl(cfg).await;
+    let (summary, items) = crawl(cfg).await;
+    assert_eq!(items.len(), 5);
     assert!(min_gap(&server.hits()) >= Duration::from_millis(100));
     assert!(started.elapsed() < Duration::from_secs(20), "the cap, not 60 s, spaced the requests");
-    assert_eq!(summary.robots.crawl_delay_capped, 1);
+    assert_eq!(summary.robots.crawl_delay_capped, 1, "one robots.txt, capped once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
