@@ -34,4 +34,4 @@ pub use kind::{Kind, Value};
 pub use layer::{Layer, Source};
 pub use record::{Change, Comparison, Record, STARTS};
 pub use resolve::Settings;
-pub use table::{Group, Old, OldUnit, Resume, Setting, by_flag, by_key, nearest, setting};
+pub use table::{Found, Group, Old, OldUnit, Resume, Setting, by_flag, by_key, nearest, setting};

@@ -21,11 +21,13 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The defaults with `layers` over them, in order (a later layer wins); checks what
-    /// holds between settings (conflicts, switches another needs).
+    /// The defaults with `layers` over them, by their [`Source`] (a later source wins, and of
+    /// two layers from one source the later given); checks what holds between settings
+    /// (conflicts, switches another needs).
     pub fn resolve<'a>(layers: impl IntoIterator<Item = &'a Layer>) -> Result<Settings, SettingError> {
         let mut values = BTreeMap::new();
-        let layers: Vec<&Layer> = layers.into_iter().collect();
+        let mut layers: Vec<&Layer> = layers.into_iter().collect();
+        layers.sort_by_key(|l| l.source); // stable: one source's layers keep their order
         let mut take = |layer: &Layer| {
             for (name, value) in layer.iter() {
                 values.insert(name, (value.clone(), layer.source));
@@ -348,6 +350,8 @@ mod tests {
         assert_eq!(s.source("delay"), Some(Source::Flag));
         assert_eq!((s.count("max_pages"), s.source("max_pages")), (10, Some(Source::Site)));
         assert_eq!(s.source("timeout"), Some(Source::Default));
+        let given_first = Settings::resolve([&flags, &file]).unwrap();
+        assert_eq!(given_first.source("delay"), Some(Source::Flag), "a flag wins, wherever it is given");
     }
 
     /// `broad` changes the defaults only: a setting a spider file or a flag gives holds,
