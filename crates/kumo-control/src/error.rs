@@ -14,7 +14,7 @@ pub enum ControlError {
         /// The address asked for.
         addr: SocketAddr,
     },
-    /// A token shorter than 16 bytes.
+    /// A token of fewer than 16 characters.
     #[error("the --listen token must be at least 16 characters")]
     WeakToken,
     /// The address could not be bound, or the bound socket's address read.

@@ -37,7 +37,7 @@ impl ControlServer {
     /// Binds `cfg.addr` (port 0: any free port) and serves `sites` until dropped.
     pub async fn start(cfg: ListenConfig, sites: Sites) -> Result<Self, ControlError> {
         if let Some(t) = &cfg.token
-            && t.len() < 16
+            && t.chars().count() < 16
         {
             return Err(ControlError::WeakToken);
         }

@@ -219,6 +219,12 @@ async fn forged_hosts_missing_tokens_and_open_binds_are_refused() {
         ControlServer::start(weak, Sites::one("x", Control::of(&engine))).await,
         Err(ControlError::WeakToken)
     ));
+    // Sixteen bytes, but eight characters: the rule counts what the user typed.
+    let wide = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some("é".repeat(8)) };
+    assert!(matches!(
+        ControlServer::start(wide, Sites::one("x", Control::of(&engine))).await,
+        Err(ControlError::WeakToken)
+    ));
 
     let token = "a-token-of-32-characters-exactly";
     let cfg = ListenConfig { addr: "127.0.0.1:0".parse().unwrap(), token: Some(token.into()) };
