@@ -30,7 +30,8 @@ impl Default for MemoryFrontierConfig {
     }
 }
 
-/// The in-memory [`Frontier`], with a [`SeenSet`] of choice (the exact in-memory one by default).
+/// The in-memory [`Frontier`], with a [`SeenSet`] of choice: by default the one exact on 64
+/// bits, [`ExactMemorySeenSet`](crate::ExactMemorySeenSet) for all 128.
 pub struct MemoryFrontier<S: SeenSet = MemorySeenSet> {
     seen: Arc<S>,
     state: Mutex<State>,

@@ -39,7 +39,8 @@ pub struct Priorities {
 /// matches runs and its items are tagged `_model`; `dig` values become requests. Links (all of
 /// them, or only those inside `follow.restrict_css`) are followed when they are targets,
 /// sources or match `follow.allow` — or, with none of the three set, all of them — and never
-/// when they match `follow.deny`. The next-page link is always followed.
+/// when they match `follow.deny`. The next-page link is followed unless it matches
+/// `follow.deny`; `dig` values are followed whatever they match.
 #[derive(Debug, Clone)]
 pub struct ConfigSpider {
     /// The site's name.
