@@ -191,7 +191,8 @@ impl Output {
         };
         if keep == 0 {
             // No byte committed to compare: it must be the file the crawl started, or empty.
-            if found > 0 && proof.file_id != id {
+            // Where files have no id (off Unix), a non-empty one cannot be told to be ours.
+            if found > 0 && (id.is_none() || proof.file_id != id) {
                 return Err(not_ours(format!(
                     "it holds {found} bytes and is not the file the crawl started writing"
                 )));
