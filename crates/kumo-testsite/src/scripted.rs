@@ -38,7 +38,7 @@ pub const COOKIE: &str = "/js/cookie.html";
 pub struct ScriptedSite {
     /// Product pages, `/js/p/{i}.html`.
     pub products: usize,
-    /// Products listed per category page, `/js/c/{c}.html`.
+    /// Products listed per category page, `/js/c/{c}.html` (0 counts as 1).
     pub per_category: usize,
 }
 
@@ -61,8 +61,12 @@ pub struct ScriptedTruth {
 }
 
 impl ScriptedSite {
+    fn per_category(&self) -> usize {
+        self.per_category.max(1)
+    }
+
     fn categories(&self) -> usize {
-        self.products.div_ceil(self.per_category.max(1))
+        self.products.div_ceil(self.per_category())
     }
 
     fn product(i: usize) -> (String, String) {
@@ -96,8 +100,8 @@ impl ScriptedSite {
             ),
         ));
         for (c, path) in categories.iter().enumerate() {
-            let from = c * self.per_category;
-            let to = (from + self.per_category).min(self.products);
+            let from = c * self.per_category();
+            let to = (from + self.per_category()).min(self.products);
             let products: Vec<String> = (from..to).map(|i| format!("/js/p/{i}.html")).collect();
             out.push((path.clone(), page(&format!("Category {c}"), "", &links_script(&products))));
         }
@@ -242,5 +246,25 @@ mod tests {
         }
         assert_eq!(truth.products.len(), 24);
         assert_eq!(truth.rendered_pages.len(), 3 + 3 + 24);
+    }
+
+    /// Every product the truth promises is listed by a category page, whatever the shape.
+    #[test]
+    fn every_product_is_listed_by_a_category() {
+        for per_category in [0, 1, 5, 24, 100] {
+            let site = ScriptedSite { products: 7, per_category };
+            let listed: String = site
+                .fixtures()
+                .into_iter()
+                .filter(|(path, _)| path.starts_with("/js/c/"))
+                .map(|(_, f)| String::from_utf8_lossy(&f.body).into_owned())
+                .collect();
+            for product in site.truth().products.keys() {
+                assert!(
+                    listed.contains(&format!("{product:?}")),
+                    "{product} unlisted with {per_category} per category"
+                );
+            }
+        }
     }
 }
