@@ -140,8 +140,8 @@ pub enum RegistrarError {
     /// This downloader is the last general one, which requests of rules naming no proxy need.
     #[error("{0} is the last downloader; a crawl needs one")]
     Last(String),
-    /// An active downloader already has this ID.
-    #[error("a downloader {0} is already registered")]
+    /// A downloader of this crawl, active or retired, already has this ID.
+    #[error("a downloader {0} is or was registered in this crawl")]
     Duplicate(String),
     /// This downloader (the first value) is the last one through the proxies a limit rule
     /// names (the second, joined by commas).
@@ -212,10 +212,12 @@ impl Registrar {
         lowest(active.iter().filter(|r| r.goes_through(proxies)), &self.score, Registered::load)
     }
 
-    /// Adds a general downloader.
+    /// Adds a general downloader. Its ID must be new to the crawl: a retired downloader keeps
+    /// its own in the summary, so a second one of that ID would mix their counts.
     pub fn register(&self, downloader: Downloader) -> Result<(), RegistrarError> {
         let mut active = self.active.write().unwrap_or_else(|p| p.into_inner());
-        if active.iter().any(|r| r.downloader.id() == downloader.id()) {
+        let retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+        if active.iter().chain(retired.iter()).any(|r| r.downloader.id() == downloader.id()) {
             return Err(RegistrarError::Duplicate(downloader.id().to_string()));
         }
         active.push(wrap(downloader, true));
@@ -319,5 +321,17 @@ mod tests {
         first.recent_errors.age(ERROR_HALF_LIFE * 10);
         assert!(first.load().recent_errors < 0.01, "{}", first.load().recent_errors);
         assert_eq!(registrar.pick().downloader.id(), first.downloader.id());
+    }
+
+    #[test]
+    fn an_id_names_one_downloader_for_the_whole_crawl() {
+        let d = |serial| Downloader::new(serial, DownloaderConfig::default()).expect("downloader");
+        let registrar = registrar_of_two();
+        assert!(matches!(registrar.register(d(2)), Err(RegistrarError::Duplicate(_))), "an active one's");
+        registrar.unregister(&d(1).id().clone()).unwrap();
+        assert!(matches!(registrar.register(d(1)), Err(RegistrarError::Duplicate(_))), "a retired one's");
+        registrar.register(d(3)).unwrap();
+        let ids: Vec<u64> = registrar.summaries().iter().map(|s| s.id.serial).collect();
+        assert_eq!(ids, [1, 2, 3], "each ID once in the summary");
     }
 }
