@@ -710,9 +710,11 @@ local function main(keys, args)
         out_hosts[host] = true
         i = i + 1
       end
+      local live = math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
       for host in pairs(out_hosts) do
         holdings[#holdings + 1] = host
         holdings[#holdings + 1] = tonumber(redis.call('HGET', slk, host)) or 0
+        holdings[#holdings + 1] = math.ceil((tonumber(redis.call('HGET', hk(host), 'par')) or 1) / live)
       end
     elseif max > 0 then
       reap()
@@ -789,8 +791,10 @@ local function main(keys, args)
             local avail = math.max(0, math.min(par - inf, share - mine))
             local grant = math.min(avail, math.max(0, owed + math.min(math.max(0, q - bo), max - #out) - mine))
             mine, inf = mine + grant, inf + grant
-            -- At most this worker's share of the host's queue: others may have free slots.
-            local room = math.min(max - #out, depth * mine - owed, math.ceil(math.max(0, q - bo) / live))
+            -- At most this worker's share of the host's queue: others may have free slots. A
+            -- worker holding more than its share (it was alone) reserves for its share only.
+            local room =
+              math.min(max - #out, depth * math.min(mine, share) - owed, math.ceil(math.max(0, q - bo) / live))
             if room > 0 then
               hand_out(pop_many(host, room))
             end
@@ -834,9 +838,11 @@ local function main(keys, args)
         if mine ~= mine_before then
           redis.call('HSET', slk, host, int(mine))
         end
-        if taken > 0 or mine ~= mine_before then
+        -- With the share: a worker over it (others joined) lets slots go as its pages end.
+        if taken > 0 or mine ~= mine_before or mine > share then
           holdings[#holdings + 1] = host
           holdings[#holdings + 1] = mine
+          holdings[#holdings + 1] = share
         end
         place(host, q, bo, inf, par, math.max(nxt, pause_at), rl)
       end
@@ -879,7 +885,7 @@ local function main(keys, args)
     for i = 1, #out do
       reply[#reply + 1] = out[i]
     end
-    reply[#reply + 1] = #holdings / 2
+    reply[#reply + 1] = #holdings / 3
     for i = 1, #holdings do
       reply[#reply + 1] = holdings[i]
     end

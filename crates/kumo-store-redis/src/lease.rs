@@ -90,10 +90,11 @@ impl RedisFrontier {
         let holdings = usize::try_from(reply.next().map(|v| int(&v)).transpose()?.unwrap_or(0)).unwrap_or(0);
         let mut held = Vec::with_capacity(holdings);
         for _ in 0..holdings {
-            let (Some(host), Some(n)) = (reply.next(), reply.next()) else {
+            let (Some(host), Some(n), Some(share)) = (reply.next(), reply.next(), reply.next()) else {
                 return Err(RedisStoreError::Protocol("lease reply holdings".into()));
             };
-            held.push((text(host)?, u32::try_from(int(&n)?).unwrap_or(0)));
+            let count = |v: &_| int(v).map(|n| u32::try_from(n).unwrap_or(0));
+            held.push((text(host)?, count(&n)?, count(&share)?));
         }
         {
             let mut slots = self.slots();
@@ -106,8 +107,8 @@ impl RedisFrontier {
                 let host = request.host_key();
                 slots.reserve(id, &host, request);
             }
-            for (host, n) in held {
-                slots.set_held(&host, n);
+            for (host, n, share) in held {
+                slots.set_held(&host, n, share);
             }
             leases.extend(slots.start(max - leases.len(), ttl));
         }

@@ -3,7 +3,8 @@
 //! ahead (its reserve). A freed slot starts the next reserved request with no round trip, so
 //! a busy host costs one lease call per many pages instead of one per freed slot.
 //!
-//! Slots are given back as soon as the worker cannot use them (nothing reserved to start),
+//! Slots are given back as soon as the worker cannot use them (nothing reserved to start), or
+//! as its pages end while it holds more than its share (workers joined since it took them),
 //! and reserved requests go back to Redis unstarted when their host is paused or slowed, or
 //! when they have waited half a lease's life. Both ride on the worker's next call.
 
@@ -30,6 +31,9 @@ enum Stage {
 #[derive(Default)]
 struct HostSlots {
     held: u32,
+    /// This worker's share of the host's slots when Redis last said (parallelism ÷ live
+    /// workers); `None` until it has.
+    share: Option<u32>,
     running: u32,
     reserve: VecDeque<(u64, Request, Instant)>,
     /// Leases of the host not ended yet, whatever their stage: what Redis counts as this
@@ -59,9 +63,11 @@ impl Slots {
         h.owed += 1;
     }
 
-    /// A lease call's answer: Redis now counts `held` slots of `host` as this worker's.
-    pub fn set_held(&mut self, host: &str, held: u32) {
-        self.hosts.entry(host.to_string()).or_default().held = held;
+    /// A lease call's answer: Redis now counts `held` slots of `host` as this worker's, and
+    /// its share of them is `share`.
+    pub fn set_held(&mut self, host: &str, held: u32, share: u32) {
+        let h = self.hosts.entry(host.to_string()).or_default();
+        (h.held, h.share) = (held, Some(share));
         self.trim(host);
     }
 
@@ -202,10 +208,14 @@ impl Slots {
         self.trim(host);
     }
 
-    /// Gives up the slots the host's running and reserved requests cannot use.
+    /// Gives up the slots the host's running and reserved requests cannot use, and those
+    /// over its share that no running request uses.
     fn trim(&mut self, host: &str) {
         let Some(h) = self.hosts.get_mut(host) else { return };
-        let usable = h.running + h.reserve.len() as u32;
+        let mut usable = h.running + h.reserve.len() as u32;
+        if let Some(share) = h.share {
+            usable = usable.min(share.max(h.running));
+        }
         if h.held > usable {
             h.held = usable;
             self.lowered.insert(host.to_string());
@@ -232,7 +242,7 @@ mod tests {
         for i in 1..=5 {
             s.reserve(i, "a.test", req(&i.to_string()));
         }
-        s.set_held("a.test", 2);
+        s.set_held("a.test", 2, 2);
         let first = s.start(10, LONG);
         assert_eq!(first.iter().map(|l| l.id.0).collect::<Vec<_>>(), [1, 2], "two slots, two running");
         assert_eq!(s.readiness(), Some(Readiness::Blocked));
@@ -247,7 +257,7 @@ mod tests {
         let mut s = Slots::default();
         s.reserve(1, "a.test", req("1"));
         s.reserve(2, "a.test", req("2"));
-        s.set_held("a.test", 4);
+        s.set_held("a.test", 4, 4);
         assert_eq!(s.prelude(), (vec![("a.test".to_string(), 2)], vec![]), "two requests, two slots");
         s.start(1, LONG);
         s.drop_host("a.test");
@@ -260,12 +270,35 @@ mod tests {
     }
 
     #[test]
+    fn slots_over_the_share_go_back_as_their_pages_end() {
+        let mut s = Slots::default();
+        for i in 1..=20 {
+            s.reserve(i, "a.test", req(&i.to_string()));
+        }
+        s.set_held("a.test", 8, 8);
+        assert_eq!(s.start(20, LONG).len(), 8, "alone, all eight run");
+        s.set_held("a.test", 8, 4); // another worker joined: the share is four
+        assert_eq!(s.prelude(), (vec![], vec![]), "a running page keeps its slot");
+        s.release(1);
+        assert!(s.start(20, LONG).is_empty(), "a freed slot over the share starts nothing");
+        assert_eq!(s.prelude(), (vec![("a.test".to_string(), 7)], vec![]));
+        for id in 2..=4 {
+            s.release(id);
+        }
+        assert!(s.start(20, LONG).is_empty());
+        assert_eq!(s.prelude(), (vec![("a.test".to_string(), 4)], vec![]), "down to the share");
+        s.release(5);
+        assert_eq!(s.start(20, LONG).len(), 1, "within the share, a freed slot starts the next");
+        assert_eq!(s.prelude(), (vec![], vec![]));
+    }
+
+    #[test]
     fn a_lease_ended_without_a_release_frees_its_slot_once() {
         let mut s = Slots::default();
         for i in 1..=3 {
             s.reserve(i, "a.test", req(&i.to_string()));
         }
-        s.set_held("a.test", 1);
+        s.set_held("a.test", 1, 1);
         assert_eq!(s.start(5, LONG).len(), 1);
         s.end(1);
         s.end(1);
@@ -278,7 +311,7 @@ mod tests {
     fn a_request_reserved_too_long_goes_back_unstarted() {
         let mut s = Slots::default();
         s.reserve(1, "a.test", req("1"));
-        s.set_held("a.test", 1);
+        s.set_held("a.test", 1, 1);
         assert!(s.start(5, Duration::ZERO).is_empty());
         assert_eq!(s.prelude(), (vec![("a.test".to_string(), 0)], vec![1]));
     }

@@ -97,3 +97,54 @@ async fn a_pause_learned_by_one_worker_empties_the_others_reserve() {
     assert_eq!(back.len(), 99, "each request once in the queue");
     assert!(b.lease(64).await.expect("lease").is_empty(), "nor does B");
 }
+
+/// A worker that joins while another holds every slot of a busy host gets its share: the
+/// holder runs no more than its new share and gives each extra slot back as its page ends,
+/// never letting the two run more than the host's parallelism at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_joining_a_busy_host_gets_its_share_of_the_slots() {
+    let redis = start_redis().await;
+    let mut cfg = config(&redis, "joined", "a");
+    cfg.politeness = at_most(8);
+    let a = open(cfg.clone()).await;
+    a.push(one_host(400, "busy.test")).await.expect("push");
+    let first = a.lease(64).await.expect("lease");
+    assert_eq!(first.len(), 8, "alone, A runs all 8 slots");
+    cfg.worker = "b".into();
+    let b = open(cfg).await;
+
+    let mut running: [Vec<Lease>; 2] = [first, Vec::new()];
+    let mut ran: HashMap<String, usize> = running[0].iter().map(|l| (url_of(l), 1)).collect();
+    let mut split = None;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for round in 0..2_000 {
+        assert!(Instant::now() < deadline, "the crawl ends in time (round {round})");
+        // Each worker's oldest page ends, then each asks for more.
+        let mut got_any = false;
+        for (i, w) in [&a, &b].into_iter().enumerate() {
+            if !running[i].is_empty() {
+                let ended = running[i].remove(0);
+                complete_all(w, &[ended]).await;
+            }
+            let got = w.lease(64).await.expect("lease");
+            got_any |= !got.is_empty();
+            for l in &got {
+                *ran.entry(url_of(l)).or_default() += 1;
+            }
+            running[i].extend(got);
+            assert!(running[0].len() + running[1].len() <= 8, "never more than the host's 8 at once");
+        }
+        if split.is_none() && running[1].len() == 4 && running[0].len() == 4 {
+            split = Some(round);
+        }
+        if !got_any && running.iter().all(Vec::is_empty) && ran.len() == 400 {
+            break;
+        }
+        if !got_any {
+            tokio::time::sleep(POLL).await; // what a worker was told to wait for is time
+        }
+    }
+    assert!(split.is_some(), "B came to run 4 of the host's 8 and A the other 4");
+    assert_eq!(ran.len(), 400, "every request ran");
+    assert!(ran.values().all(|&n| n == 1), "no request ran twice");
+}

@@ -435,8 +435,9 @@ async fn a_retried_commit_is_applied_once() {
     // politeness epoch, and when a host is next ready (0: now).
     assert_eq!(reply, "1\n0\n0\n-1\n1\n0\n1\n0\n0\n0\n0", "the page is queued");
     let reply = call("lease", &["raw", "1", "1", "600000", "0", "8", "0"]);
-    // readiness (blocked on own leases), epoch, one lease, then the one host's holding: 1 slot.
-    let reply = reply.strip_suffix("\n1\nr.test\n1").unwrap_or_else(|| panic!("holds 1 slot: {reply}"));
+    // readiness (blocked on own leases), epoch, one lease, then the one host's holding: 1 slot,
+    // of a share of 1000 (the host's parallelism, one worker).
+    let reply = reply.strip_suffix("\n1\nr.test\n1\n1000").unwrap_or_else(|| panic!("holds 1 slot: {reply}"));
     assert!(reply.ends_with("{\"page\":1}"), "the page is leased: {reply}");
 
     let lease = format!("{inc}:1");
