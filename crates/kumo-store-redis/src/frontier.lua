@@ -538,6 +538,18 @@ local function setup(keys, args)
   rnd_state = 0
 end
 
+-- The workers alive now: at least the caller.
+local function live_workers()
+  return math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
+end
+
+-- A worker's share of a host's slots, so that workers split a busy host: its parallelism
+-- (`par`, read from the host's hash when not given) over the live workers, rounded up.
+local function share_of(host, live, par)
+  par = par or tonumber(redis.call('HGET', hk(host), 'par')) or 1
+  return math.ceil(par / live)
+end
+
 -- Readiness: 0 now, 1 at +ms, 2 blocked on this worker's own leases, 3 empty (nothing queued
 -- and nothing out but this worker's), 4 wait for other workers (poll).
 -- `holding`: this worker is known to hold leases (it was just handed some).
@@ -556,8 +568,8 @@ local function ready_for_me()
     local mine = tonumber(redis.call('HGET', slk, host)) or 0
     local full = false
     if mine > 0 then
-      live = live or math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
-      full = mine >= math.ceil((tonumber(redis.call('HGET', hk(host), 'par')) or 1) / live)
+      live = live or live_workers()
+      full = mine >= share_of(host, live)
     end
     if not full then
       return tonumber(first[i + 1]), true
@@ -710,11 +722,11 @@ local function main(keys, args)
         out_hosts[host] = true
         i = i + 1
       end
-      local live = math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
+      local live = live_workers()
       for host in pairs(out_hosts) do
         holdings[#holdings + 1] = host
         holdings[#holdings + 1] = tonumber(redis.call('HGET', slk, host)) or 0
-        holdings[#holdings + 1] = math.ceil((tonumber(redis.call('HGET', hk(host), 'par')) or 1) / live)
+        holdings[#holdings + 1] = share_of(host, live)
       end
     elseif max > 0 then
       reap()
@@ -738,7 +750,7 @@ local function main(keys, args)
       end
       local held = #hosts > 0 and call_many('HMGET', slk, hosts) or {}
       local outstanding = #hosts > 0 and call_many('HMGET', lhk, hosts) or {}
-      local live = math.max(1, redis.call('ZCOUNT', K_ALIVE, now, '+inf'))
+      local live = live_workers()
       local seen_hosts = {}
       for hi, host in ipairs(hosts) do
         if #out >= max then
@@ -765,8 +777,7 @@ local function main(keys, args)
         local delay = math.max(tonumber(v[7]) or 0, tonumber(v[8]) or 0, tonumber(v[9]) or 0)
         local rd = tonumber(v[10]) or 0
         local paced = limited or gap_of(delay, 0) > 0 or rd > 0
-        -- Each worker's share of the host's slots, so that workers split a busy host.
-        local share = math.ceil(par / live)
+        local share = share_of(host, live, par)
         local mine, owed = tonumber(held[hi]) or 0, tonumber(outstanding[hi]) or 0
         local mine_before = mine
         local taken = 0
