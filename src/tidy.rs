@@ -17,20 +17,18 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[];
 fn rust_files() -> Vec<(PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read a directory") {
-            let path = entry.expect("a directory entry").path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_dir() {
-                // Build output, virtual environments and benchmark scratch are not sources.
-                if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                    dirs.push(path);
-                }
-            } else if name.ends_with(".rs") {
-                let text = std::fs::read_to_string(&path).expect("read a source file");
-                out.push((path.strip_prefix(root).expect("below the root").to_path_buf(), text));
-            }
+    // Build output, virtual environments and benchmark scratch are not sources.
+    let sources = |e: &walkdir::DirEntry| {
+        let name = e.file_name().to_str().unwrap_or("");
+        e.depth() == 0
+            || !e.file_type().is_dir()
+            || !(name.starts_with('.') || name == "target" || name == "node_modules")
+    };
+    for entry in walkdir::WalkDir::new(root).into_iter().filter_entry(sources) {
+        let entry = entry.expect("read a directory");
+        if entry.file_type().is_file() && entry.file_name().to_str().is_some_and(|n| n.ends_with(".rs")) {
+            let text = std::fs::read_to_string(entry.path()).expect("read a source file");
+            out.push((entry.path().strip_prefix(root).expect("below the root").to_path_buf(), text));
         }
     }
     assert!(out.len() > 100, "the sources were found: {}", out.len());

@@ -190,18 +190,13 @@ mod tests {
     /// Every spider file of the repository (the examples, the test data, the benchmark's).
     fn spider_files() -> Vec<PathBuf> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut dirs = vec![root.join("examples"), root.join("testdata"), root.join("bench/peers/kumo")];
-        let mut files = Vec::new();
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).expect("read a directory") {
-                let path = entry.expect("a directory entry").path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "toml") {
-                    files.push(path);
-                }
-            }
-        }
+        let mut files: Vec<PathBuf> = ["examples", "testdata", "bench/peers/kumo"]
+            .into_iter()
+            .flat_map(|dir| walkdir::WalkDir::new(root.join(dir)))
+            .map(|entry| entry.expect("read a directory"))
+            .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "toml"))
+            .map(walkdir::DirEntry::into_path)
+            .collect();
         files.sort();
         files
     }

@@ -24,15 +24,12 @@ use shell::{Shell, learn_ports, localized, map_unknown_ports, ports_for};
 /// The README and every page of the guide that has a console block, relative to the root.
 fn pages() -> Vec<String> {
     let mut pages = vec!["README.md".to_string()];
-    let mut dirs = vec![root().join("docs/guide")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("read the guide") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path.strip_prefix(root()).expect("below the root").to_string_lossy().into_owned());
-            }
+    for entry in walkdir::WalkDir::new(root().join("docs/guide")) {
+        let entry = entry.expect("read the guide");
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "md") {
+            pages.push(
+                entry.path().strip_prefix(root()).expect("below the root").to_string_lossy().into_owned(),
+            );
         }
     }
     pages.retain(|p| !blocks(&read(p)).is_empty());
