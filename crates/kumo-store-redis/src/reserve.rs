@@ -236,13 +236,19 @@ mod tests {
 
     const LONG: Duration = Duration::from_secs(600);
 
-    #[test]
-    fn a_freed_slot_starts_the_next_reserved_request() {
+    /// Leases 1 to `n` of `a.test` reserved, with `held` of its slots and a share of `share`.
+    fn reserved(n: u64, held: u32, share: u32) -> Slots {
         let mut s = Slots::default();
-        for i in 1..=5 {
+        for i in 1..=n {
             s.reserve(i, "a.test", req(&i.to_string()));
         }
-        s.set_held("a.test", 2, 2);
+        s.set_held("a.test", held, share);
+        s
+    }
+
+    #[test]
+    fn a_freed_slot_starts_the_next_reserved_request() {
+        let mut s = reserved(5, 2, 2);
         let first = s.start(10, LONG);
         assert_eq!(first.iter().map(|l| l.id.0).collect::<Vec<_>>(), [1, 2], "two slots, two running");
         assert_eq!(s.readiness(), Some(Readiness::Blocked));
@@ -271,11 +277,7 @@ mod tests {
 
     #[test]
     fn slots_over_the_share_go_back_as_their_pages_end() {
-        let mut s = Slots::default();
-        for i in 1..=20 {
-            s.reserve(i, "a.test", req(&i.to_string()));
-        }
-        s.set_held("a.test", 8, 8);
+        let mut s = reserved(20, 8, 8);
         assert_eq!(s.start(20, LONG).len(), 8, "alone, all eight run");
         s.set_held("a.test", 8, 4); // another worker joined: the share is four
         assert_eq!(s.prelude(), (vec![], vec![]), "a running page keeps its slot");
@@ -294,11 +296,7 @@ mod tests {
 
     #[test]
     fn a_lease_ended_without_a_release_frees_its_slot_once() {
-        let mut s = Slots::default();
-        for i in 1..=3 {
-            s.reserve(i, "a.test", req(&i.to_string()));
-        }
-        s.set_held("a.test", 1, 1);
+        let mut s = reserved(3, 1, 1);
         assert_eq!(s.start(5, LONG).len(), 1);
         s.end(1);
         s.end(1);
